@@ -1,0 +1,49 @@
+# The two commands: `make run` and `make test`. Everything else is a helper.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PYTEST_ARGS ?=
+
+.PHONY: run test test-fast migrate demo install clean
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed; set PYTHON=python3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+migrate: $(VENV)/.installed
+	$(BIN)/python manage.py migrate --no-input
+
+demo: migrate
+	$(BIN)/python manage.py load_demo
+
+# Embedded default: SQLite under var/, Celery tasks in-process, no service needed.
+run: demo
+	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C stops)"
+	$(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
+
+# The whole suite. DATABASE_URL and REDIS_URL, when set, put it on PostgreSQL
+# with a real Celery worker on Redis; without them it runs on SQLite, tasks eager.
+test: $(VENV)/.installed-dev
+	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-tests-only-not-a-secret} \
+	  $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Everything but the browser tests, for a quick loop.
+test-fast: $(VENV)/.installed-dev
+	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-tests-only-not-a-secret} \
+	  $(BIN)/python -m pytest -m "not browser" $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) var build *.egg-info

@@ -1,0 +1,68 @@
+from rest_framework import serializers
+
+from ..models import Assignment, Codebook, CodebookVersion, Coding, Option, Question, Study
+
+
+class StudySerializer(serializers.ModelSerializer):
+    my_roles = serializers.SerializerMethodField(help_text="Your roles in this study.")
+
+    class Meta:
+        model = Study
+        fields = ["slug", "name", "description", "overlap", "blinded_fields", "blind_authors",
+                  "allow_self_adjudication", "show_feedback", "created_at", "my_roles"]
+        read_only_fields = ["slug", "created_at"]
+
+    def get_my_roles(self, study) -> list[str]:
+        return sorted(study.roles_of(self.context["request"].user))
+
+
+class OptionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Option
+        fields = ["value", "label", "definition", "examples"]
+
+
+class QuestionSerializer(serializers.ModelSerializer):
+    options = OptionSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Question
+        fields = ["key", "text", "definition", "kind", "required", "level", "show_if", "options"]
+
+
+class CodebookVersionSerializer(serializers.ModelSerializer):
+    questions = QuestionSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = CodebookVersion
+        fields = ["number", "status", "note", "created_at", "published_at", "questions"]
+
+
+class CodebookSerializer(serializers.ModelSerializer):
+    versions = CodebookVersionSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Codebook
+        fields = ["id", "name", "applies_to", "description", "versions"]
+
+
+class AssignmentSerializer(serializers.ModelSerializer):
+    item = serializers.IntegerField(source="item_id", read_only=True)
+    document_key = serializers.CharField(source="item.document.key", read_only=True)
+    coder = serializers.CharField(source="coder.username", read_only=True)
+
+    class Meta:
+        model = Assignment
+        fields = ["id", "item", "document_key", "coder", "status", "leased_until",
+                  "created_at", "finished_at"]
+
+
+class CodingSerializer(serializers.ModelSerializer):
+    item = serializers.IntegerField(source="assignment.item_id", read_only=True)
+    coder = serializers.CharField(source="assignment.coder.username", read_only=True)
+    codebook_version = serializers.IntegerField(source="codebook_version.number", read_only=True)
+
+    class Meta:
+        model = Coding
+        fields = ["id", "item", "coder", "revision", "phase", "codebook_version", "values",
+                  "notes", "evidence", "unsure", "seconds_spent", "submitted_at"]

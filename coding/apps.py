@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class CodingConfig(AppConfig):
+    name = "coding"
+    verbose_name = "Coding studies"
+
+    def ready(self):
+        from . import jobs  # noqa: F401  registers the job handlers

@@ -1,0 +1,150 @@
+"""Building, versioning and checking answers against codebooks."""
+
+import math
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from .models import Codebook, CodebookVersion, Option, Question
+
+YES_NO = ("yes", "no")
+
+
+@transaction.atomic
+def create_codebook(study, spec, user=None):
+    """Create a codebook from a spec (see coding.presets) with version 1 published."""
+    codebook = Codebook.objects.create(
+        study=study, name=spec["name"], applies_to=spec["applies_to"],
+        description=spec.get("description", ""),
+    )
+    version = CodebookVersion.objects.create(
+        codebook=codebook, number=1, created_by=user, note="First version."
+    )
+    add_questions(version, spec["questions"])
+    publish(version)
+    return codebook
+
+
+def add_questions(version, question_specs):
+    for position, q in enumerate(question_specs):
+        question = Question.objects.create(
+            version=version, key=q["key"], text=q["text"], kind=q["kind"],
+            definition=q.get("definition", ""), required=q.get("required", True),
+            level=q.get("level", Question.Level.NOMINAL), show_if=q.get("show_if"),
+            position=position,
+        )
+        Option.objects.bulk_create(
+            Option(
+                question=question, value=o["value"], label=o.get("label", o["value"]),
+                definition=o.get("definition", ""), examples=o.get("examples", ""),
+                position=i,
+            )
+            for i, o in enumerate(q.get("options", []))
+        )
+
+
+def publish(version):
+    CodebookVersion.objects.filter(pk=version.pk).update(
+        status=CodebookVersion.Status.PUBLISHED, published_at=timezone.now()
+    )
+    version.refresh_from_db()
+
+
+def question_spec(question):
+    return {
+        "key": question.key, "text": question.text, "kind": question.kind,
+        "definition": question.definition, "required": question.required,
+        "level": question.level, "show_if": question.show_if,
+        "options": [
+            {"value": o.value, "label": o.label, "definition": o.definition,
+             "examples": o.examples}
+            for o in question.options.all()
+        ],
+    }
+
+
+@transaction.atomic
+def draft_new_version(codebook, user=None, note=""):
+    """Copy the newest version into a new draft that can be edited freely."""
+    latest = codebook.versions.order_by("-number").first()
+    draft = CodebookVersion.objects.create(
+        codebook=codebook, number=latest.number + 1, created_by=user, note=note
+    )
+    add_questions(draft, [question_spec(q) for q in latest.questions.prefetch_related("options")])
+    return draft
+
+
+def is_shown(question, values):
+    """Whether a conditional question applies given the other answers."""
+    condition = question.show_if
+    if not condition:
+        return True
+    answer = values.get(condition["question"])
+    wanted = set(condition["in"])
+    if isinstance(answer, list):
+        return bool(wanted & set(answer))
+    return answer in wanted
+
+
+def check_values(version, values, complete=True):
+    """Return the answers cleaned against the version, or raise ValidationError.
+
+    Errors are keyed by question so a page or API response can name the field.
+    With complete=True every required question that applies must be answered.
+    Answers to questions whose condition is not met are refused, so "not
+    applicable" is never confused with an answer.
+    """
+    if not isinstance(values, dict):
+        raise ValidationError("values must be an object of question key to answer")
+    questions = {q.key: q for q in version.questions.prefetch_related("options")}
+    errors = {}
+    for key in values:
+        if key not in questions:
+            errors[key] = f"no question {key!r} in {version}"
+    cleaned = {}
+    for key, question in questions.items():
+        answer = values.get(key)
+        shown = is_shown(question, values)
+        if answer in (None, "", []):
+            if shown and complete and question.required:
+                errors[key] = "required"
+            continue
+        if not shown:
+            errors[key] = f"not applicable: {question.show_if['question']} is not one of {question.show_if['in']}"
+            continue
+        try:
+            cleaned[key] = _check_answer(question, answer)
+        except ValueError as exc:
+            errors[key] = str(exc)
+    if errors:
+        raise ValidationError(errors)
+    return cleaned
+
+
+def _check_answer(question, answer):
+    allowed = [o.value for o in question.options.all()]
+    kind = question.kind
+    if kind == Question.Kind.SINGLE:
+        if answer not in allowed:
+            raise ValueError(f"{answer!r} is not one of {allowed}")
+        return answer
+    if kind == Question.Kind.MULTIPLE:
+        if not isinstance(answer, list) or not all(a in allowed for a in answer):
+            raise ValueError(f"expected a list of options from {allowed}")
+        if len(set(answer)) != len(answer):
+            raise ValueError("an option is chosen twice")
+        return sorted(answer, key=allowed.index)
+    if kind == Question.Kind.YES_NO:
+        if answer not in YES_NO:
+            raise ValueError("expected 'yes' or 'no'")
+        return answer
+    if kind == Question.Kind.NUMBER:
+        if answer in allowed:
+            return answer
+        if isinstance(answer, bool) or not isinstance(answer, int | float) or not math.isfinite(answer):
+            raise ValueError(f"expected a number or one of {allowed}" if allowed else "expected a number")
+        return answer
+    if not isinstance(answer, str):
+        raise ValueError("expected text")
+    return answer

@@ -1,0 +1,26 @@
+from django import forms
+
+from .models import Study
+
+
+class StudySettingsForm(forms.ModelForm):
+    blinded_fields = forms.CharField(
+        required=False,
+        help_text="Content fields removed from everything coders receive, comma-separated.",
+        widget=forms.TextInput(attrs={"size": 60}),
+    )
+
+    class Meta:
+        model = Study
+        fields = ["name", "description", "overlap", "blinded_fields", "blind_authors",
+                  "allow_self_adjudication", "show_feedback"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 4})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.initial["blinded_fields"] = ", ".join(self.instance.blinded_fields or [])
+
+    def clean_blinded_fields(self):
+        # Typed as "a, b, c"; the model's validator checks each name.
+        raw = self.cleaned_data["blinded_fields"]
+        return [part.strip() for part in raw.split(",") if part.strip()]

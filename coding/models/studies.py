@@ -1,0 +1,110 @@
+import re
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.utils.text import slugify
+
+
+class Role(models.TextChoices):
+    OWNER = "owner", "Owner"
+    CODER = "coder", "Coder"
+    ADJUDICATOR = "adjudicator", "Adjudicator"
+    VIEWER = "viewer", "Viewer"
+
+
+def validate_field_names(value):
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValidationError("Give a list of field names.")
+    bad = [v for v in value if not re.fullmatch(r"[a-z][a-z0-9_]*", v)]
+    if bad:
+        raise ValidationError(f"Not a field name: {', '.join(bad)}")
+
+
+class StudyQuerySet(models.QuerySet):
+    def alive(self):
+        return self.filter(deleted_at__isnull=True)
+
+    def visible_to(self, user):
+        """Studies the user is an active member of; nothing for anonymous users."""
+        if not user.is_authenticated:
+            return self.none()
+        return self.alive().filter(
+            memberships__user=user, memberships__deleted_at__isnull=True
+        ).distinct()
+
+
+class Study(models.Model):
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    description = models.TextField(blank=True)
+    # Keys of a snapshot's content removed from everything a coder receives
+    # (design brief, rule 2), e.g. "state", "merged", "labels", "included_in".
+    blinded_fields = models.JSONField(
+        default=list, blank=True, validators=[validate_field_names]
+    )
+    blind_authors = models.BooleanField(
+        default=False, help_text="Also hide authors and affiliations from coders."
+    )
+    overlap = models.PositiveSmallIntegerField(
+        default=2, validators=[MinValueValidator(1), MaxValueValidator(20)],
+        help_text="How many coders code each item independently."
+    )
+    allow_self_adjudication = models.BooleanField(
+        default=False, help_text="Let an adjudicator decide items they coded themselves."
+    )
+    show_feedback = models.BooleanField(
+        default=False, help_text="Show coders where they differed from the final decision."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    objects = StudyQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "studies"
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    def save(self, *args, **kwargs):
+        if not self.slug:
+            self.slug = slugify(self.name)[:80]
+        super().save(*args, **kwargs)
+
+    def roles_of(self, user):
+        """The set of roles the user holds in this study (empty for outsiders)."""
+        if not user.is_authenticated:
+            return frozenset()
+        return frozenset(
+            self.memberships.filter(user=user, deleted_at__isnull=True).values_list(
+                "role", flat=True
+            )
+        )
+
+
+class Membership(models.Model):
+    """A person's role in a study; one row per role. Removal is soft."""
+
+    study = models.ForeignKey(Study, related_name="memberships", on_delete=models.CASCADE)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, related_name="memberships", on_delete=models.CASCADE
+    )
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "user", "role"], name="membership_once_per_role"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.user} as {self.role} in {self.study}"

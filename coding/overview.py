@@ -1,0 +1,54 @@
+"""What a member sees of a study at a glance, and what they can do next.
+
+Counts shown to a coder are about their own work only (rule 1): never how many
+others coded an item, nor whether they agreed.
+"""
+
+from django.db.models import Count, Q
+from django.urls import reverse
+
+from ingest.models import Document
+
+from .access import CAN_SEE_ALL_CODINGS
+from .models import Assignment, Role
+
+
+def study_overview(study, user):
+    roles = study.roles_of(user)
+    card = {"study": study, "roles": sorted(Role(r).label for r in roles)}
+    if Role.CODER in roles:
+        card["mine"] = Assignment.objects.filter(item__study=study, coder=user).aggregate(
+            submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+            active=Count("id", filter=Q(status=Assignment.Status.ACTIVE)),
+            skipped=Count("id", filter=Q(status=Assignment.Status.SKIPPED)),
+        )
+    if roles & (CAN_SEE_ALL_CODINGS | {Role.VIEWER}):
+        card["pool"] = study.items.alive().aggregate(
+            papers=Count("id", filter=Q(document__kind=Document.Kind.PAPER)),
+            threads=Count("id", filter=Q(document__kind=Document.Kind.THREAD)),
+        )
+    if roles & CAN_SEE_ALL_CODINGS:
+        coded = (Assignment.objects.filter(item__study=study, status=Assignment.Status.SUBMITTED)
+                 .values("item").annotate(n=Count("id")))
+        card["progress"] = {
+            "coded_once": coded.count(),
+            "fully_coded": coded.filter(n__gte=study.overlap).count(),
+            "overlap": study.overlap,
+        }
+    card["actions"] = _actions(study, roles)
+    return card
+
+
+def _actions(study, roles):
+    actions = [("Codebooks", reverse("study-detail", args=[study.slug]) + "#codebooks",
+                "Read each question's definition and examples.")]
+    if roles & CAN_SEE_ALL_CODINGS:
+        actions.append(("All codings", reverse("coding-list", args=[study.slug]),
+                        "Every submitted coding, by coder."))
+    elif Role.CODER in roles:
+        actions.append(("My codings", reverse("coding-list", args=[study.slug]),
+                        "What you have submitted so far."))
+    if Role.OWNER in roles:
+        actions.append(("Settings", reverse("study-settings", args=[study.slug]),
+                        "Overlap, blinded fields, adjudication rules."))
+    return actions

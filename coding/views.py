@@ -1,0 +1,71 @@
+"""Browser pages. Thin: fetch through coding.access, call one function, render."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, redirect, render
+
+from .access import CAN_SEE_ALL_CODINGS, access_study
+from .forms import StudySettingsForm
+from .models import Coding, Role, Study
+from .overview import study_overview
+
+
+@login_required
+def home(request):
+    studies = Study.objects.visible_to(request.user)
+    cards = [study_overview(study, request.user) for study in studies]
+    return render(request, "coding/home.html", {"cards": cards})
+
+
+@login_required
+def study_detail(request, slug):
+    study = access_study(request.user, slug)
+    codebooks = study.codebooks.prefetch_related("versions")
+    members = (study.memberships.filter(deleted_at__isnull=True)
+               .select_related("user").order_by("role", "user__username"))
+    return render(request, "coding/study_detail.html", {
+        "study": study, "card": study_overview(study, request.user),
+        "codebooks": codebooks, "members": members,
+        "is_owner": Role.OWNER in study.my_roles,
+    })
+
+
+@login_required
+def study_settings(request, slug):
+    study = access_study(request.user, slug, roles={Role.OWNER})
+    form = StudySettingsForm(request.POST or None, instance=study)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, "Settings saved.")
+        return redirect("study-detail", slug=study.slug)
+    return render(request, "coding/study_settings.html", {"study": study, "form": form})
+
+
+@login_required
+def codebook_detail(request, slug, codebook_id, number=None):
+    study = access_study(request.user, slug)
+    codebook = get_object_or_404(study.codebooks, pk=codebook_id)
+    versions = codebook.versions.order_by("number")
+    version = (get_object_or_404(versions, number=number) if number
+               else codebook.current_version() or versions.last())
+    questions = version.questions.prefetch_related("options")
+    return render(request, "coding/codebook_detail.html", {
+        "study": study, "codebook": codebook, "version": version, "versions": versions,
+        "questions": questions,
+    })
+
+
+@login_required
+def coding_list(request, slug):
+    """Submitted codings: a coder's own, or everyone's for owners and adjudicators."""
+    study = access_study(request.user, slug, roles={Role.CODER, *CAN_SEE_ALL_CODINGS})
+    codings = (Coding.objects.visible_to(request.user, study)
+               .select_related("assignment__item__document", "assignment__coder",
+                               "codebook_version__codebook")
+               .order_by("-submitted_at", "-id"))
+    page = Paginator(codings, 50).get_page(request.GET.get("page"))
+    return render(request, "coding/coding_list.html", {
+        "study": study, "page": page,
+        "sees_all": bool(study.my_roles & CAN_SEE_ALL_CODINGS),
+    })
