@@ -136,7 +136,8 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT") or VAR_DIR / "static")
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Without collectstatic (embedded mode, tests) WhiteNoise serves from the apps.
 WHITENOISE_USE_FINDERS = EMBEDDED or DEBUG or env_bool("WHITENOISE_USE_FINDERS", False)
 

@@ -1,0 +1,126 @@
+"""Shared fixtures: named people, a small study, and the real Celery worker.
+
+The people of the "alpha" study, and what each may see:
+
+- olive (owner): everything in alpha, and may change its settings.
+- cora, cyril (coders): alpha's codebooks and items; only their own assignments
+  and codings, never each other's.
+- ada (adjudicator): every coding in alpha, to review disagreements.
+- vera (viewer): alpha's overview and codebooks; no individual codings.
+- otto (outsider): a coder in the "beta" study only; alpha does not exist for him.
+"""
+
+import os
+import subprocess
+import sys
+import time
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from django.conf import settings
+
+from coding.models import Role
+from tests import factories
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def people(db):
+    names = {"olive": Role.OWNER, "cora": Role.CODER, "cyril": Role.CODER,
+             "ada": Role.ADJUDICATOR, "vera": Role.VIEWER}
+    users = {name: factories.user(name) for name in [*names, "otto"]}
+    users["names"] = names
+    return users
+
+
+@pytest.fixture
+def alpha(people):
+    """The alpha study with its members, a small paper codebook and three items."""
+    study = factories.study("Alpha study", owner=people["olive"])
+    for name, role in people["names"].items():
+        factories.member(study, people[name], role)
+    study.paper_codebook = factories.codebook(study)
+    study.papers = [factories.paper_item(study, study.paper_codebook, n) for n in range(3)]
+    return study
+
+
+@pytest.fixture
+def beta(people):
+    study = factories.study("Beta study", owner=people["otto"])
+    factories.member(study, people["otto"], Role.CODER)
+    return study
+
+
+@pytest.fixture
+def client_for(client):
+    """Log a named person in on the Django test client: client_for(people['cora'])."""
+
+    def login(user):
+        client.force_login(user)
+        return client
+
+    return login
+
+
+# --- the real Celery worker --------------------------------------------------
+
+def _test_database_url(settings_dict):
+    """DATABASE_URL rewritten to the test database pytest-django created."""
+    parts = urlsplit(os.environ["DATABASE_URL"])
+    return urlunsplit(parts._replace(path="/" + settings_dict["NAME"]))
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker):
+    """A real `celery worker` process on Redis when REDIS_URL is set; None when tasks run eagerly.
+
+    The worker connects to the test database, so tests using it must use
+    `transactional_db` for their rows to be visible to it.
+    """
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        yield None
+        return
+    from django.db import connection
+
+    env = dict(os.environ, DATABASE_URL=_test_database_url(connection.settings_dict))
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "workbench", "worker", "--pool=solo",
+         "--concurrency=1", "--loglevel=WARNING", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE,
+         "--hostname", f"tests-{os.getpid()}@%h"],
+        env=env,
+    )
+    try:
+        _wait_for_worker(worker)
+        yield worker
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+
+
+def _wait_for_worker(worker, attempts=60):
+    from workbench.celery import app
+
+    for _ in range(attempts):
+        if worker.poll() is not None:
+            raise RuntimeError(f"celery worker exited with {worker.returncode}")
+        if app.control.ping(timeout=0.5):
+            return
+        time.sleep(0.5)
+    raise RuntimeError("celery worker did not answer a ping")
+
+
+def wait_for_job(job, attempts=240):
+    """Poll a job row until it finishes (bounded; not a timing assertion)."""
+    for _ in range(attempts):
+        job.refresh_from_db()
+        if job.finished:
+            return job
+        time.sleep(0.25)
+    raise AssertionError(f"job {job.pk} still {job.status} ({job.message})")
