@@ -1,0 +1,61 @@
+"""The demo study a new user meets after `make run`."""
+
+import pytest
+from django.core.management import call_command
+
+from coding.demo import DEMO_PASSWORD, DEMO_SLUG
+from coding.models import Coding, Item, Method, Study
+from ingest.models import Document, Snapshot
+
+
+@pytest.fixture
+def demo(db):
+    call_command("load_demo", verbosity=0)
+    return Study.objects.get(slug=DEMO_SLUG)
+
+
+def test_demo_holds_papers_threads_and_codings(demo):
+    assert Item.objects.filter(study=demo, document__kind="paper").count() >= 200
+    assert Item.objects.filter(study=demo, document__kind="thread").count() >= 50
+    assert Coding.objects.filter(assignment__item__study=demo).count() >= 100
+    assert set(demo.memberships.values_list("user__username", flat=True)) == {
+        "owner", "coder1", "coder2", "coder3", "adjudicator"}
+
+
+def test_demo_threads_have_several_posts_with_markdown_and_code(demo):
+    threads = Document.objects.filter(kind="thread")
+    assert all(t.posts.count() >= 1 for t in threads)
+    assert threads.filter(posts__position=2).exists()
+    bodies = " ".join(t.posts.first().body for t in threads)
+    assert "```" in bodies and "**" in bodies
+
+
+def test_demo_carries_the_preset_catalog_and_blinding(demo):
+    assert demo.frameworks.count() == 7
+    clip = Method.objects.get(study=demo, name="Clip-higher")
+    assert clip.option_names.get(framework__name="verl").name == "clip_ratio_high"
+    assert {"state", "merged", "labels", "included_in"} <= set(demo.blinded_fields)
+    assert {c.applies_to for c in demo.codebooks.all()} == {"paper", "thread"}
+
+
+def test_demo_codings_disagree_somewhere(demo):
+    """The later pages need disagreements to show."""
+    by_item = {}
+    for coding in Coding.objects.filter(assignment__item__study=demo).select_related("assignment"):
+        by_item.setdefault(coding.assignment.item_id, []).append(coding.values)
+    pairs = [v for v in by_item.values() if len(v) == 2]
+    assert pairs and any(a != b for a, b in pairs) and any(a == b for a, b in pairs)
+
+
+def test_loading_the_demo_twice_changes_nothing(demo, capsys):
+    counts = (Document.objects.count(), Snapshot.objects.count(), Coding.objects.count())
+    call_command("load_demo")
+    assert (Document.objects.count(), Snapshot.objects.count(), Coding.objects.count()) == counts
+    assert "Already loaded" in capsys.readouterr().out
+
+
+def test_demo_coder_can_log_in_and_see_the_demo_study(demo, client):
+    response = client.post("/login/", {"username": "coder1", "password": DEMO_PASSWORD},
+                           follow=True)
+    assert response.status_code == 200
+    assert demo.name in response.content.decode()

@@ -1,0 +1,64 @@
+"""Safe defaults: settings read from the environment, checked in a fresh interpreter."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBE = ("import json, django; from django.conf import settings; django.setup(); "
+         "print(json.dumps({'debug': settings.DEBUG, 'eager': settings.CELERY_TASK_ALWAYS_EAGER, "
+         "'engine': settings.DATABASES['default']['ENGINE'], 'hosts': settings.ALLOWED_HOSTS, "
+         "'secure': settings.SESSION_COOKIE_SECURE}))")
+SERVICE_VARS = ("DATABASE_URL", "REDIS_URL", "DJANGO_SECRET_KEY", "DJANGO_DEBUG",
+                "DJANGO_ALLOWED_HOSTS")
+
+
+def settings_under(tmp_path, **env):
+    clean = {k: v for k, v in os.environ.items() if k not in SERVICE_VARS}
+    clean.update(env, WORKBENCH_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="workbench.settings")
+    return subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=clean,
+                          capture_output=True, text=True)
+
+
+def test_embedded_default_needs_no_service(tmp_path):
+    result = settings_under(tmp_path)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert seen["engine"] == "django.db.backends.sqlite3"
+    assert seen["eager"] is True
+    assert seen["debug"] is False
+
+
+def test_secret_key_is_required_outside_the_embedded_default(tmp_path):
+    result = settings_under(tmp_path, DATABASE_URL="postgres://u@127.0.0.1:5432/x")
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY must be set" in result.stderr
+
+
+def test_served_mode_uses_postgres_a_real_broker_and_secure_cookies(tmp_path):
+    result = settings_under(
+        tmp_path, DATABASE_URL="postgres://u@127.0.0.1:5432/x", REDIS_URL="redis://127.0.0.1:6379/0",
+        DJANGO_SECRET_KEY="s" * 50, DJANGO_ALLOWED_HOSTS="workbench.example.org",
+    )
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert seen["engine"] == "django.db.backends.postgresql"
+    assert (seen["eager"], seen["debug"], seen["secure"]) == (False, False, True)
+    assert seen["hosts"] == ["workbench.example.org"]
+
+
+@pytest.mark.parametrize("value", ["maybe", "2"])
+def test_a_malformed_boolean_is_named(tmp_path, value):
+    result = settings_under(tmp_path, DJANGO_DEBUG=value)
+    assert result.returncode != 0
+    assert f"DJANGO_DEBUG={value!r}" in result.stderr
+
+
+def test_no_model_change_lacks_a_migration(db):
+    from django.core.management import call_command
+
+    call_command("makemigrations", "--check", "--dry-run", verbosity=0)
