@@ -40,3 +40,35 @@ def test_a_failing_job_records_its_error(db, django_capture_on_commit_callbacks)
 def test_unknown_job_kind_is_refused(db):
     with pytest.raises(ValueError, match="unknown job kind"):
         jobs.enqueue("make_coffee")
+
+
+def test_a_running_job_stops_at_its_next_report_when_cancelled(db):
+    @jobs.job_handler("counts_forever")
+    def counts_forever(job, report):
+        for n in range(1000):
+            if n == 3:
+                jobs.cancel(job)
+            report(n, 1000)
+        return {"finished": True}
+
+    job = Job.objects.create(kind="counts_forever")
+    jobs.run(job.pk)
+    job.refresh_from_db()
+    assert job.status == Job.Status.CANCELLED
+    assert job.done == 3 and job.result == {}
+
+
+def test_a_queued_job_cancelled_never_runs(db):
+    job = Job.objects.create(kind="load_demo")
+    jobs.cancel(job)
+    jobs.run(job.pk)
+    job.refresh_from_db()
+    assert job.status == Job.Status.CANCELLED
+    assert not Study.objects.exists()
+
+
+def test_a_jobs_log_keeps_where_and_why(db):
+    job = Job.objects.create(kind="load_demo")
+    jobs.log(job, "missing field 'title'", level="error", location="papers.jsonl line 17")
+    assert [(e.location, e.message) for e in job.events.all()] == [
+        ("papers.jsonl line 17", "missing field 'title'")]

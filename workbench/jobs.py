@@ -3,7 +3,8 @@
 Apps register a handler per job kind with `@job_handler("kind")`. A handler takes
 the claimed Job and a `report(done, total=None, message="")` callable, returns a
 JSON-able result, and must be safe to run twice (a worker killed mid-job makes
-the broker deliver it again).
+the broker deliver it again). `report` raises JobCancelled once someone asked to
+cancel the job, so a handler stops at its next progress report.
 """
 
 import logging
@@ -13,7 +14,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from .models import Job
+from .models import Job, JobEvent
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +23,10 @@ log = logging.getLogger(__name__)
 STALE_AFTER = timedelta(minutes=5)
 
 _handlers = {}
+
+
+class JobCancelled(Exception):
+    pass
 
 
 def job_handler(kind):
@@ -70,9 +75,16 @@ def run(job_id):
         if message:
             fields["message"] = message[:500]
         Job.objects.filter(pk=job.pk).update(**fields)
+        if Job.objects.filter(pk=job.pk, cancel_requested=True).exists():
+            raise JobCancelled
 
     try:
         result = _handlers[job.kind](job, report)
+    except JobCancelled:
+        Job.objects.filter(pk=job.pk).update(
+            status=Job.Status.CANCELLED, finished_at=timezone.now(), message="Cancelled."
+        )
+        return
     except Exception as exc:  # the job row is where a person reads the failure
         log.exception("job %s failed", job.pk)
         Job.objects.filter(pk=job.pk).update(
@@ -84,3 +96,16 @@ def run(job_id):
         status=Job.Status.DONE, result=result or {}, finished_at=timezone.now(),
         heartbeat_at=timezone.now(),
     )
+
+
+def log(job, message, *, level=JobEvent.Level.INFO, location=""):
+    """Add a line to the job's log, kept with the job after it finishes."""
+    return JobEvent.objects.create(job=job, level=level, location=location[:300], message=message)
+
+
+def cancel(job):
+    """Ask a job to stop; a queued job stops at once, a running one at its next report."""
+    Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED).update(
+        status=Job.Status.CANCELLED, finished_at=timezone.now(), message="Cancelled."
+    )
+    Job.objects.filter(pk=job.pk).update(cancel_requested=True)

@@ -14,6 +14,7 @@ class Job(models.Model):
         RUNNING = "running"
         DONE = "done"
         FAILED = "failed"
+        CANCELLED = "cancelled"
 
     kind = models.CharField(max_length=64)
     params = models.JSONField(default=dict, blank=True)
@@ -24,6 +25,7 @@ class Job(models.Model):
     error = models.TextField(blank=True)
     result = models.JSONField(default=dict, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    cancel_requested = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -47,4 +49,26 @@ class Job(models.Model):
 
     @property
     def finished(self):
-        return self.status in (self.Status.DONE, self.Status.FAILED)
+        return self.status in (self.Status.DONE, self.Status.FAILED, self.Status.CANCELLED)
+
+
+class JobEvent(models.Model):
+    """A line of a job's log: a bad record with where it was and why, a warning, a note."""
+
+    class Level(models.TextChoices):
+        INFO = "info"
+        WARNING = "warning"
+        ERROR = "error"
+
+    job = models.ForeignKey(Job, related_name="events", on_delete=models.CASCADE)
+    level = models.CharField(max_length=8, choices=Level.choices, default=Level.INFO)
+    # Where it happened: "papers.jsonl line 17", "page 3 entry 12", "owner/repo#42".
+    location = models.CharField(max_length=300, blank=True)
+    message = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["job", "id"]
+
+    def __str__(self):
+        return f"{self.level} {self.location}: {self.message[:80]}"
