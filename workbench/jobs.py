@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from .models import Job, JobEvent
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 # A running job whose worker has not reported for this long is taken as dead
 # and may be claimed again by the redelivered task.
@@ -65,7 +65,7 @@ def run(job_id):
     """Claim and execute one job; failures are recorded on the row, never retried."""
     job = claim(job_id)
     if job is None:
-        log.info("job %s is not claimable (finished or held by a live worker)", job_id)
+        logger.info("job %s is not claimable (finished or held by a live worker)", job_id)
         return
 
     def report(done, total=None, message=""):
@@ -86,7 +86,7 @@ def run(job_id):
         )
         return
     except Exception as exc:  # the job row is where a person reads the failure
-        log.exception("job %s failed", job.pk)
+        logger.exception("job %s failed", job.pk)
         Job.objects.filter(pk=job.pk).update(
             status=Job.Status.FAILED, error=f"{type(exc).__name__}: {exc}",
             finished_at=timezone.now(),
