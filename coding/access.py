@@ -7,7 +7,7 @@ for a wrong address. A member lacking the role an action needs gets 403.
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from .models import Role, Study
+from .models import Assignment, Role, Study
 
 CAN_SEE_ALL_CODINGS = {Role.OWNER, Role.ADJUDICATOR}
 
@@ -24,3 +24,13 @@ def access_study(user, slug, roles=None):
     if roles and not study.my_roles & set(roles):
         raise PermissionDenied(f"This needs the role {' or '.join(sorted(roles))} in {study}.")
     return study
+
+
+def access_assignment(user, study, pk):
+    """The user's own assignment in the study; anyone else's is 404, as if it did not exist."""
+    assignment = (Assignment.objects.filter(pk=pk, item__study=study, coder=user)
+                  .select_related("item__snapshot", "item__codebook", "item__document",
+                                  "item__study").first())
+    if assignment is None:
+        raise Http404("No such assignment.")
+    return assignment

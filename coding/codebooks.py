@@ -148,3 +148,39 @@ def _check_answer(question, answer):
     if not isinstance(answer, str):
         raise ValueError("expected text")
     return answer
+
+
+def prune_not_applicable(version, values):
+    """Drop answers to questions whose condition is not met (a stale radio left checked)."""
+    questions = list(version.questions.all())
+    kept = dict(values)
+    for question in questions:
+        if not is_shown(question, kept):
+            kept.pop(question.key, None)
+    return kept
+
+
+def parse_form_answers(version, data):
+    """Answers from a posted coding form: fields named q-<key>; missing means unanswered."""
+    values = {}
+    for question in version.questions.prefetch_related("options"):
+        raw = [v.strip() for v in data.getlist(f"q-{question.key}") if v.strip()]
+        if not raw:
+            continue
+        if question.kind == question.Kind.MULTIPLE:
+            values[question.key] = raw
+        elif question.kind == question.Kind.NUMBER:
+            values[question.key] = _number_or_option(question, raw[0])
+        else:
+            values[question.key] = raw[0]
+    return values
+
+
+def _number_or_option(question, raw):
+    if raw in {o.value for o in question.options.all()}:
+        return raw
+    try:
+        number = float(raw.replace(",", "."))
+    except ValueError:
+        return raw  # check_values names it as "expected a number"
+    return int(number) if number.is_integer() and "." not in raw else number

@@ -1,11 +1,19 @@
 """Recording codings. Every submission appends a revision; nothing is overwritten."""
 
+import re
+
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from .codebooks import check_values
+from . import queue
+from .blinding import coder_view, quote_source
+from .codebooks import check_values, prune_not_applicable
 from .models import Assignment, Coding
+
+# A session left open overnight is not eight hours of coding.
+MAX_SECONDS = 4 * 60 * 60
 
 
 @transaction.atomic
@@ -26,6 +34,69 @@ def record_coding(assignment, values, *, version=None, notes="", evidence=(),
         seconds_spent=seconds_spent,
     )
     Assignment.objects.filter(pk=assignment.pk).update(
-        status=Assignment.Status.SUBMITTED, finished_at=timezone.now(), leased_until=None
+        status=Assignment.Status.SUBMITTED, finished_at=timezone.now(), leased_until=None,
+        draft=None, draft_saved_at=None,
     )
     return coding
+
+
+def submit(assignment, values, *, notes="", evidence=(), unsure=False, started_at=None):
+    """A coder's submission from the coding page or the API.
+
+    Answers to questions whose condition is not met are dropped; evidence quotes
+    are located in the frozen snapshot. An item that went back to the pool (lease
+    lapsed, or skipped) is taken again first, if it still has room.
+    """
+    if assignment.status in (Assignment.Status.RELEASED, Assignment.Status.SKIPPED):
+        if not queue.retake(assignment):
+            raise ValidationError("This item went back to the pool and has since been "
+                                  "taken by enough coders; your answers were not saved.")
+    version = assignment.item.codebook.current_version()
+    values = prune_not_applicable(version, values)
+    located = locate_evidence(assignment, evidence, values)
+    return record_coding(assignment, values, version=version, notes=notes.strip(),
+                         evidence=located, unsure=unsure,
+                         seconds_spent=seconds_since(started_at or assignment.opened_at))
+
+
+def seconds_since(start):
+    if start is None:
+        return None
+    return max(0, min(MAX_SECONDS, int((timezone.now() - start).total_seconds())))
+
+
+def locate_evidence(assignment, evidence, values):
+    """Each quote with its offsets in the snapshot field it came from, or a named error."""
+    content = coder_view(assignment.item.study, assignment.item.snapshot.content)
+    located = []
+    for n, quote in enumerate(evidence, start=1):
+        if not isinstance(quote, dict):
+            raise ValidationError({"evidence": f"quote {n} is not an object"})
+        field, text = str(quote.get("field", "")), str(quote.get("quote", "")).strip()
+        span = find_quote(quote_source(content, field), text)
+        if span is None:
+            raise ValidationError({"evidence": f"quote {n} ({text[:40]!r}) is not in {field or 'the item'}"})
+        located.append({"question": str(quote.get("question", "")), "field": field,
+                        "quote": text, "start": span[0], "end": span[1]})
+    return located
+
+
+def find_quote(source, quote):
+    """Offsets of a quote in the raw field text, tolerating the whitespace and markdown
+    markers (*, _, `) that the rendered page shows differently from the source."""
+    words = quote.split()
+    if not words:
+        return None
+    pattern = r"[*_`~]*\s+[*_`~]*".join(re.escape(word) for word in words)
+    match = re.search(pattern, source)
+    return match.span() if match else None
+
+
+def save_draft(assignment, draft):
+    """Keep the coder's unsent work; no validation, nothing counts until submitted."""
+    Assignment.objects.filter(pk=assignment.pk).update(draft=draft, draft_saved_at=timezone.now())
+    queue.extend_lease(assignment)
+
+
+def latest_coding(assignment):
+    return assignment.codings.order_by("-revision").first()

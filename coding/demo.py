@@ -15,7 +15,8 @@ from ingest.models import Document, Post
 from . import presets
 from .codebooks import YES_NO, check_values, create_codebook, is_shown
 from .codings import record_coding
-from .models import Assignment, Framework, Item, Membership, Method, OptionName, Role, Study
+from .queue import add_item, assign
+from .models import Framework, Membership, Method, OptionName, Role, Study
 
 DEMO_SLUG = "rl-inclusion-demo"
 DEMO_PASSWORD = "workbench-demo"
@@ -145,9 +146,7 @@ def _catalog(study):
 
 
 def _add_item(study, document, codebook):
-    return Item.objects.create(
-        study=study, document=document, snapshot=document.take_snapshot(), codebook=codebook
-    )
+    return add_item(study, document, codebook)
 
 
 def _when(rng, start=datetime(2025, 1, 6, tzinfo=UTC), days=540):
@@ -339,5 +338,5 @@ def _code(rng, item, coder, truth):
             choice = rng.choice(options[question.key])
             values[question.key] = [choice] if question.kind == "multiple" else choice
     values = check_values(version, values)
-    assignment = Assignment.objects.create(item=item, coder=coder)
+    assignment = assign(item, coder)
     record_coding(assignment, values, version=version, seconds_spent=rng.randint(40, 400))

@@ -40,7 +40,11 @@ def study_overview(study, user):
 
 
 def _actions(study, roles):
-    actions = [("Codebooks", reverse("study-detail", args=[study.slug]) + "#codebooks",
+    actions = []
+    if Role.CODER in roles:
+        actions.append(("Code next item", reverse("code-next", args=[study.slug]),
+                        "Blind coding, keyboard first. Press ? on the page for the keys."))
+    actions += [("Codebooks", reverse("study-detail", args=[study.slug]) + "#codebooks",
                 "Read each question's definition and examples.")]
     if roles & CAN_SEE_ALL_CODINGS:
         actions.append(("All codings", reverse("coding-list", args=[study.slug]),
@@ -49,6 +53,8 @@ def _actions(study, roles):
         actions.append(("My codings", reverse("coding-list", args=[study.slug]),
                         "What you have submitted so far."))
     if Role.OWNER in roles:
+        actions.append(("Queue", reverse("queue", args=[study.slug]),
+                        "Progress per coder and round; the reliability sample."))
         actions.append(("Settings", reverse("study-settings", args=[study.slug]),
                         "Overlap, blinded fields, adjudication rules."))
     return actions

@@ -159,7 +159,9 @@ THREAD_CODEBOOK = {
 
 # Removed from everything a coder receives: inclusion of a paper's method in a
 # framework; a thread's state, merged flag, labels and closing events.
-BLINDED_FIELDS = ["included_in", "state", "merged", "labels", "closed_at", "events"]
+BLINDED_FIELDS = [
+    "included_in", "state", "merged", "labels", "closed_at", "events", "thread.url", "thread.updated",
+]
 
 FRAMEWORKS = [
     ("verl", "verl-project/verl"),

@@ -6,7 +6,8 @@ from django.contrib.auth import get_user_model
 
 from coding.codebooks import create_codebook
 from coding.codings import record_coding
-from coding.models import Assignment, Item, Membership, Study
+from coding import queue
+from coding.models import Assignment, Membership, Study
 from ingest.models import Document, Post
 
 PASSWORD = "correct-horse-battery"
@@ -75,15 +76,13 @@ def thread(n, posts=("Opening post.", "A reply."), **metadata):
     return document
 
 
-def paper_item(study, codebook, n):
-    document = paper(n)
-    return Item.objects.create(
-        study=study, document=document, snapshot=document.take_snapshot(), codebook=codebook
-    )
+def paper_item(study, codebook, n, **fields):
+    return queue.add_item(study, paper(n), codebook, **fields)
 
 
 def code(item, coder, **values):
     answers = {"label": "analysis", "size_b": 7, "failures": ["none"], "code_released": "no"}
     answers.update(values)
-    assignment, _ = Assignment.objects.get_or_create(item=item, coder=coder)
+    assignment = (Assignment.objects.filter(item=item, coder=coder).first()
+                  or queue.assign(item, coder))
     return record_coding(assignment, answers)

@@ -3,6 +3,7 @@
 from rest_framework import generics, mixins, viewsets
 
 from ..access import CAN_SEE_ALL_CODINGS, access_study
+from ..queue import sync_targets
 from ..models import Assignment, Coding, Role, Study
 from .serializers import (
     AssignmentSerializer, CodebookSerializer, CodingSerializer, StudySerializer,
@@ -24,6 +25,9 @@ class StudyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         study = access_study(self.request.user, self.kwargs["slug"], roles=roles)
         self.check_object_permissions(self.request, study)
         return study
+
+    def perform_update(self, serializer):
+        sync_targets(serializer.save())
 
 
 class StudyScopedList(generics.ListAPIView):

@@ -41,7 +41,12 @@ class Assignment(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     leased_until = models.DateTimeField(null=True, blank=True)
     skip_reason = models.TextField(blank=True)
+    # The coder's unsent work: {"values": {...}, "notes": "", "evidence": [], "unsure": false}.
+    draft = models.JSONField(null=True, blank=True)
+    draft_saved_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the coder last opened the item: the start of the time spent on it.
+    opened_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     objects = AssignmentQuerySet.as_manager()

@@ -24,6 +24,18 @@ class Item(models.Model):
     codebook = models.ForeignKey(Codebook, related_name="items", on_delete=models.PROTECT)
     round = models.CharField(max_length=16, choices=Round.choices, default=Round.MAIN)
     priority = models.IntegerField(default=0, help_text="Higher comes first in the queue.")
+    # How many coders should code this item: the study's overlap for items in the
+    # reliability sample, 1 for the rest; every coder for calibration items.
+    target = models.PositiveSmallIntegerField(default=2)
+    # Active plus submitted assignments, kept in step by coding.queue under the
+    # item's row lock, so "never more than target" is one indexed comparison.
+    taken = models.PositiveSmallIntegerField(default=0)
+    in_reliability_sample = models.BooleanField(default=True)
+    # Position in the study's random permutation (from Study.queue_seed); each
+    # coder walks it from their own starting point.
+    random_key = models.FloatField(default=0.0)
+    # For calibration items: the answers a coder is compared with.
+    reference_values = models.JSONField(null=True, blank=True)
     added_at = models.DateTimeField(auto_now_add=True)
     deleted_at = models.DateTimeField(null=True, blank=True)
 
@@ -33,6 +45,10 @@ class Item(models.Model):
         ordering = ["study", "id"]
         constraints = [
             models.UniqueConstraint(fields=["study", "document"], name="item_once_per_study")
+        ]
+        indexes = [
+            models.Index(fields=["study", "round", "-priority", "random_key"],
+                         name="item_queue_order"),
         ]
 
     def __str__(self):

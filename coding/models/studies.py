@@ -1,4 +1,5 @@
 import re
+import secrets
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -14,10 +15,15 @@ class Role(models.TextChoices):
     VIEWER = "viewer", "Viewer"
 
 
+def random_seed():
+    return secrets.randbelow(2**31)
+
+
 def validate_field_names(value):
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValidationError("Give a list of field names.")
-    bad = [v for v in value if not re.fullmatch(r"[a-z][a-z0-9_]*", v)]
+    # "state" hides the key from every item; "thread.url" only from threads.
+    bad = [v for v in value if not re.fullmatch(r"((paper|thread)\.)?[a-z][a-z0-9_]*", v)]
     if bad:
         raise ValidationError(f"Not a field name: {', '.join(bad)}")
 
@@ -56,6 +62,19 @@ class Study(models.Model):
     )
     show_feedback = models.BooleanField(
         default=False, help_text="Show coders where they differed from the final decision."
+    )
+    lease_minutes = models.PositiveSmallIntegerField(
+        default=30, validators=[MinValueValidator(1), MaxValueValidator(24 * 60)],
+        help_text="An item reserved for a coder returns to the pool after this long idle.",
+    )
+    # Seeds each coder's item order, so the order can be reproduced.
+    queue_seed = models.PositiveIntegerField(default=random_seed)
+    # How the reliability sample was drawn (coding.queue.draw_reliability_sample):
+    # share or count, stratify_by, seed, size, drawn_at. Empty: every item is in it.
+    reliability_sample = models.JSONField(default=dict, blank=True)
+    calibration_threshold = models.FloatField(
+        default=0.8, validators=[MinValueValidator(0), MaxValueValidator(1)],
+        help_text="Share of calibration answers matching the reference needed before main coding.",
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
@@ -96,6 +115,8 @@ class Membership(models.Model):
         settings.AUTH_USER_MODEL, related_name="memberships", on_delete=models.CASCADE
     )
     role = models.CharField(max_length=16, choices=Role.choices)
+    # An owner may let a coder start main coding without passing calibration.
+    calibration_waived = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     deleted_at = models.DateTimeField(null=True, blank=True)
 

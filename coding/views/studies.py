@@ -5,10 +5,11 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 
-from .access import CAN_SEE_ALL_CODINGS, access_study
-from .forms import StudySettingsForm
-from .models import Coding, Role, Study
-from .overview import study_overview
+from ..access import CAN_SEE_ALL_CODINGS, access_study
+from ..forms import StudySettingsForm
+from ..models import Coding, Role, Study
+from ..overview import study_overview
+from ..queue import sync_targets
 
 
 @login_required
@@ -37,6 +38,7 @@ def study_settings(request, slug):
     form = StudySettingsForm(request.POST or None, instance=study)
     if request.method == "POST" and form.is_valid():
         form.save()
+        sync_targets(study)
         messages.success(request, "Settings saved.")
         return redirect("study-detail", slug=study.slug)
     return render(request, "coding/study_settings.html", {"study": study, "form": form})

@@ -1,0 +1,571 @@
+"""Inter-rater agreement: pure functions on numpy, no Django, usable from a notebook.
+
+Input
+    ``ratings`` is a 2-D array-like of shape (units, coders): one row per item, one
+    column per coder. ``None`` or NaN marks a unit a coder did not code. Values are
+    category labels (strings or numbers) or, for multiple-choice questions, sets of
+    labels (``set``, ``frozenset``, ``list`` or ``tuple``; order and repeats inside a
+    set do not matter). A numpy array of text cannot hold a missing value (numpy turns
+    NaN into the string ``"nan"``), so pass text with gaps as a list or an object array.
+
+    ``categories`` (where accepted) lists the allowed labels. Every rating must be one
+    of them. For ordinal data and weighted kappa it gives their order; for Gwet's AC1
+    and Brennan-Prediger it gives the number of categories offered, which those
+    coefficients depend on (otherwise the categories actually used are counted).
+
+Output
+    Each metric returns a float. Where a metric is undefined for the data (no unit has
+    two ratings, every rating is the same value, ...) it returns NaN and emits an
+    ``UndefinedAgreementWarning`` (a ``RuntimeWarning``) whose message gives the reason;
+    turn it into an error with ``warnings.simplefilter("error", UndefinedAgreementWarning)``.
+    Invalid input raises ``ValueError`` naming the problem.
+
+Missing data
+    ``krippendorff_alpha`` uses every unit with two or more ratings, as Krippendorff
+    defines it. ``percent_agreement``, ``fleiss_kappa``, ``gwet_ac1`` and
+    ``brennan_prediger`` follow Gwet (Handbook of Inter-Rater Reliability, 4th ed.):
+    observed agreement over units with two or more ratings, category shares over units
+    with at least one. Without missing data ``fleiss_kappa`` is Fleiss (1971).
+    ``cohen_kappa`` and ``scott_pi`` take two coders and the units both coded.
+
+Speed
+    Values are encoded to integer codes once; agreement is then counted over the pairs
+    of ratings within each unit with ``np.bincount``. The only Python loop runs over the
+    offset between two ratings of one unit (at most coders - 1 times), never over units.
+    Set distances (MASI, Jaccard) are computed between distinct sets only.
+"""
+
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "UndefinedAgreementWarning",
+    "percent_agreement",
+    "cohen_kappa",
+    "scott_pi",
+    "fleiss_kappa",
+    "gwet_ac1",
+    "brennan_prediger",
+    "krippendorff_alpha",
+    "bootstrap_ci",
+    "masi_distance",
+    "jaccard_distance",
+]
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio", "masi", "jaccard")
+SET_LEVELS = ("masi", "jaccard")
+SET_TYPES = (set, frozenset, list, tuple)
+
+
+class UndefinedAgreementWarning(RuntimeWarning):
+    """A metric returned NaN because it is undefined for these ratings."""
+
+
+def _undefined(reason):
+    warnings.warn(f"agreement is undefined: {reason}", UndefinedAgreementWarning, stacklevel=3)
+    return float("nan")
+
+
+# ---------------------------------------------------------------------------
+# Reading ratings into integer codes
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Coded:
+    """Ratings as integer codes: ``codes[unit, coder]`` indexes ``labels``, -1 is missing."""
+
+    codes: np.ndarray
+    labels: list
+
+    @property
+    def n_categories(self):
+        return len(self.labels)
+
+
+def _as_table(ratings):
+    """Return ``ratings`` as a 2-D numpy array (numeric, text or object) or raise ValueError."""
+    if isinstance(ratings, np.ndarray):
+        table = ratings
+    elif hasattr(ratings, "to_numpy"):  # a pandas DataFrame keeps its numeric dtype
+        table = ratings.to_numpy()
+    else:
+        table = _object_table(ratings)
+    if table.ndim != 2:
+        raise ValueError(f"ratings must be 2-D (units, coders); got shape {table.shape}")
+    return table
+
+
+def _object_table(ratings):
+    # np.array sees a list-valued set as one more dimension, so it only serves when
+    # every value is a scalar or a set; otherwise fill the table value by value.
+    try:
+        table = np.array(ratings, dtype=object)
+    except ValueError:
+        table = None
+    if table is not None and table.ndim == 2:
+        return table
+    rows = [_row(row) for row in ratings]
+    widths = {len(row) for row in rows}
+    if len(widths) > 1:
+        raise ValueError(f"ratings rows have different lengths: {sorted(widths)}")
+    table = np.empty((len(rows), widths.pop() if rows else 0), dtype=object)
+    for i, row in enumerate(rows):
+        for j, value in enumerate(row):
+            table[i, j] = value
+    return table
+
+
+def _row(row):
+    if isinstance(row, (str, bytes)) or not hasattr(row, "__iter__"):
+        raise ValueError(f"ratings must be 2-D (units, coders); got a row {row!r}")
+    return list(row)
+
+
+def _is_missing(value):
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):  # pandas' markers
+        return True
+    return isinstance(value, (float, np.floating)) and value != value
+
+
+def _encode(ratings, categories=None):
+    """Encode ratings to integer codes; with ``categories`` the codes index them."""
+    table = _as_table(ratings)
+    numeric_categories = categories is None or all(_is_number(c) for c in categories)
+    if table.dtype.kind in "fiub" and numeric_categories:
+        return _encode_numbers(table.astype(float, copy=False), categories)
+    if table.dtype.kind in "US":
+        if (table == "nan").any():
+            raise ValueError("ratings hold the text 'nan' (numpy's rendering of a missing value "
+                             "in a text array); pass a list or an object array with None")
+        table = table.astype(object)
+    return _encode_objects(table.astype(object, copy=False), categories)
+
+
+def _encode_numbers(table, categories):
+    present = ~np.isnan(table)
+    values = table[present]
+    labels = np.unique(values) if categories is None else _distinct(np.asarray(categories, float))
+    order = np.argsort(labels, kind="stable")
+    position = np.searchsorted(labels[order], values).clip(max=max(len(labels) - 1, 0))
+    known = labels[order][position] == values if len(labels) else np.zeros(len(values), bool)
+    if not known.all():
+        raise ValueError(f"rating {values[~known][0]!r} is not one of the categories")
+    codes = np.full(table.shape, -1, dtype=np.int64)
+    codes[present] = order[position]
+    return _Coded(codes, labels.tolist())
+
+
+def _encode_objects(table, categories):
+    index = {}
+    flat = []
+    for value in table.flat:
+        if _is_missing(value):
+            flat.append(-1)
+            continue
+        if isinstance(value, SET_TYPES):
+            value = frozenset(value)
+        try:
+            flat.append(index.setdefault(value, len(index)))
+        except TypeError:
+            raise ValueError(f"rating {value!r} is neither a label nor a set of labels") from None
+    codes = np.array(flat, dtype=np.int64).reshape(table.shape)
+    coded = _Coded(codes, list(index))
+    _check_one_kind(coded.labels)
+    return coded if categories is None else _recode_to_categories(coded, categories)
+
+
+def _check_one_kind(labels):
+    kinds = {isinstance(label, frozenset) for label in labels}
+    if len(kinds) > 1:
+        raise ValueError("ratings mix sets of labels with single labels")
+
+
+def _recode_to_categories(coded, categories):
+    categories = _distinct(list(categories))
+    if coded.labels and isinstance(coded.labels[0], frozenset):
+        # Sets keep their own codes; their members must be categories.
+        allowed = set(categories)
+        for label in coded.labels:
+            if not label <= allowed:
+                raise ValueError(f"rating {set(label)!r} has labels not in the categories: "
+                                 f"{sorted(map(repr, label - allowed))}")
+        return coded
+    position = {category: i for i, category in enumerate(categories)}
+    for label in coded.labels:
+        if label not in position:
+            raise ValueError(f"rating {label!r} is not one of the categories")
+    remap = np.array([position[label] for label in coded.labels] + [-1], dtype=np.int64)
+    return _Coded(remap[coded.codes], list(categories))
+
+
+def _distinct(categories):
+    seen = set()
+    for category in categories:
+        if category in seen:
+            raise ValueError(f"categories list {category!r} twice")
+        seen.add(category)
+    return categories
+
+
+def _is_number(value):
+    return isinstance(value, numbers.Real) and not _is_missing(value)
+
+
+def _is_set_valued(coded):
+    return bool(coded.labels) and isinstance(coded.labels[0], frozenset)
+
+
+def _reject_sets(coded, what):
+    if _is_set_valued(coded):
+        raise ValueError(f"{what} takes single labels, not sets; use krippendorff_alpha "
+                         "with level='masi' or 'jaccard' for multiple-choice ratings")
+
+
+def _ordered(coded, categories, what):
+    """Check the codes follow an order of the labels, sorting numeric labels if no categories."""
+    if categories is not None:
+        return coded
+    if not all(_is_number(label) for label in coded.labels):
+        raise ValueError(f"{what} needs categories to give the order of text labels")
+    order = np.argsort(np.asarray(coded.labels, dtype=float), kind="stable")
+    rank = np.empty(len(order) + 1, dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    rank[-1] = -1
+    return _Coded(rank[coded.codes], [coded.labels[i] for i in order])
+
+
+def _two_coders(codes, what):
+    if codes.shape[1] != 2:
+        raise ValueError(f"{what} takes exactly two coders; got {codes.shape[1]}")
+
+
+# ---------------------------------------------------------------------------
+# Counting pairs of ratings within units
+# ---------------------------------------------------------------------------
+
+
+def _ratings_per_unit(codes):
+    return (codes >= 0).sum(axis=1)
+
+
+def _unit_pairs(codes):
+    """Every unordered pair of ratings of one unit, as arrays (first, second, unit).
+
+    Ratings are laid out unit by unit; pairing each rating with the one ``gap`` places
+    later in the same unit, for each gap, yields every pair exactly once.
+    """
+    n_coders = codes.shape[1]
+    flat = codes.ravel()
+    where = np.flatnonzero(flat >= 0)
+    unit = where // max(n_coders, 1)
+    value = flat[where]
+    for gap in range(1, n_coders):
+        same = unit[gap:] == unit[:-gap]
+        if not same.any():
+            break
+        yield value[:-gap][same], value[gap:][same], unit[gap:][same]
+
+
+def _coincidences(codes, n_categories):
+    """Krippendorff's coincidence matrix: pairs of values within units, each unit weighted 1/(m-1)."""
+    per_unit = _ratings_per_unit(codes)
+    weight = 1.0 / np.maximum(per_unit - 1, 1)
+    counts = np.zeros(n_categories * n_categories)
+    for first, second, unit in _unit_pairs(codes):
+        counts += np.bincount(first * n_categories + second, weights=weight[unit],
+                              minlength=n_categories * n_categories)
+    matrix = counts.reshape(n_categories, n_categories)
+    return matrix + matrix.T
+
+
+def _observed_agreement(codes):
+    """Mean over units with two or more ratings of the share of their pairs that agree."""
+    per_unit = _ratings_per_unit(codes)
+    agreeing = np.zeros(len(codes))
+    for first, second, unit in _unit_pairs(codes):
+        agreeing += np.bincount(unit, weights=first == second, minlength=len(codes))
+    pairable = per_unit >= 2
+    if not pairable.any():
+        return None
+    pairs = per_unit[pairable] * (per_unit[pairable] - 1) / 2
+    return float(np.mean(agreeing[pairable] / pairs))
+
+
+def _category_shares(codes, n_categories):
+    """Each category's share of the ratings, averaged over units with at least one rating."""
+    per_unit = _ratings_per_unit(codes)
+    rated = codes >= 0
+    unit = np.nonzero(rated)[0]
+    shares = np.bincount(codes[rated], weights=1.0 / per_unit[unit], minlength=n_categories)
+    return shares / max(np.count_nonzero(per_unit), 1)
+
+
+def _confusion_table(codes, n_categories):
+    both = (codes >= 0).all(axis=1)
+    first, second = codes[both, 0], codes[both, 1]
+    counts = np.bincount(first * n_categories + second, minlength=n_categories * n_categories)
+    return counts.reshape(n_categories, n_categories).astype(float)
+
+
+# ---------------------------------------------------------------------------
+# Coefficients
+# ---------------------------------------------------------------------------
+
+
+def percent_agreement(ratings):
+    """Share of agreeing pairs of ratings per unit, averaged over units with two or more ratings.
+
+    Sets agree only when identical.
+    """
+    coded = _encode(ratings)
+    observed = _observed_agreement(coded.codes)
+    if observed is None:
+        return _undefined("no unit has two or more ratings")
+    return observed
+
+
+def _nominal(ratings, categories, what):
+    coded = _encode(ratings, categories)
+    _reject_sets(coded, what)
+    return coded
+
+
+def fleiss_kappa(ratings):
+    """Fleiss' kappa (1971) for any number of coders; chance from the pooled category shares."""
+    coded = _nominal(ratings, None, "fleiss_kappa")
+    observed = _observed_agreement(coded.codes)
+    if observed is None:
+        return _undefined("no unit has two or more ratings")
+    shares = _category_shares(coded.codes, coded.n_categories)
+    expected = float(np.sum(shares ** 2))
+    if expected >= 1 - 1e-12:
+        return _undefined("all ratings fall in one category")
+    return (observed - expected) / (1 - expected)
+
+
+def gwet_ac1(ratings, categories=None):
+    """Gwet's AC1 (2008); chance agreement sum(pi_k (1 - pi_k)) / (q - 1) over q categories."""
+    coded = _nominal(ratings, categories, "gwet_ac1")
+    observed = _observed_agreement(coded.codes)
+    if observed is None:
+        return _undefined("no unit has two or more ratings")
+    if coded.n_categories < 2:
+        return _undefined("AC1 needs at least two categories; pass categories if more were offered")
+    shares = _category_shares(coded.codes, coded.n_categories)
+    # At most 1/q, so the denominator below is never zero.
+    expected = float(np.sum(shares * (1 - shares)) / (coded.n_categories - 1))
+    return (observed - expected) / (1 - expected)
+
+
+def brennan_prediger(ratings, categories=None):
+    """Brennan and Prediger's (1981) kappa: chance agreement 1/q over q categories."""
+    coded = _nominal(ratings, categories, "brennan_prediger")
+    observed = _observed_agreement(coded.codes)
+    if observed is None:
+        return _undefined("no unit has two or more ratings")
+    if coded.n_categories < 2:
+        return _undefined("Brennan-Prediger needs at least two categories; pass categories "
+                          "if more were offered")
+    expected = 1 / coded.n_categories
+    return (observed - expected) / (1 - expected)
+
+
+def scott_pi(ratings):
+    """Scott's pi (1955) for two coders over the units both coded."""
+    coded = _nominal(ratings, None, "scott_pi")
+    _two_coders(coded.codes, "scott_pi")
+    both = coded.codes[(coded.codes >= 0).all(axis=1)]
+    if len(both) == 0:
+        return _undefined("no unit was coded by both coders")
+    return fleiss_kappa(both)
+
+
+def cohen_kappa(ratings, weights=None, categories=None):
+    """Cohen's kappa (1960) for two coders over the units both coded.
+
+    ``weights`` "linear" or "quadratic" gives weighted kappa (Cohen 1968) with
+    disagreement |i - j| or (i - j)**2 between category positions i and j: positions
+    in ``categories`` or, for numbers, in their sorted order.
+    """
+    if weights not in (None, "linear", "quadratic"):
+        raise ValueError(f"unknown weights {weights!r}; use None, 'linear' or 'quadratic'")
+    coded = _nominal(ratings, categories, "cohen_kappa")
+    _two_coders(coded.codes, "cohen_kappa")
+    if weights is not None:
+        coded = _ordered(coded, categories, "weighted kappa")
+    table = _confusion_table(coded.codes, coded.n_categories)
+    if table.sum() == 0:
+        return _undefined("no unit was coded by both coders")
+    position = np.arange(coded.n_categories)
+    gap = np.abs(position[:, None] - position[None, :])
+    disagreement = {None: gap > 0, "linear": gap, "quadratic": gap ** 2}[weights]
+    observed = table / table.sum()
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
+    expected_disagreement = float(np.sum(disagreement * expected))
+    if expected_disagreement == 0:
+        return _undefined("both coders used one and the same category for every unit")
+    return 1 - float(np.sum(disagreement * observed)) / expected_disagreement
+
+
+# ---------------------------------------------------------------------------
+# Krippendorff's alpha
+# ---------------------------------------------------------------------------
+
+
+def krippendorff_alpha(ratings, level="nominal", categories=None):
+    """Krippendorff's alpha over all units with two or more ratings.
+
+    ``level`` chooses the distance between two values: "nominal", "ordinal" (ranks,
+    from ``categories`` or sorted numbers), "interval", "ratio" (non-negative numbers),
+    or, for set-valued ratings, "masi" (Passonneau 2006) or "jaccard".
+    alpha = 1 - (n - 1) * sum(o * d) / sum(n_c * n_k * d) on the coincidence matrix o.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}; use one of {', '.join(LEVELS)}")
+    coded = _coded_for_level(_encode(ratings, categories), level, categories)
+    matrix = _coincidences(coded.codes, coded.n_categories)
+    totals = matrix.sum(axis=0)
+    n_pairable = totals.sum()
+    if n_pairable == 0:
+        return _undefined("no unit has two or more ratings")
+    distance = _distances(coded, level, totals)
+    expected = float(np.sum(np.outer(totals, totals) * distance))
+    if expected == 0:
+        return _undefined("every pairable rating has the same value, so there is no "
+                          "variation to agree on")
+    return 1 - (n_pairable - 1) * float(np.sum(matrix * distance)) / expected
+
+
+def _coded_for_level(coded, level, categories):
+    if level in SET_LEVELS:
+        if coded.labels and not _is_set_valued(coded):
+            raise ValueError(f"level {level!r} takes set-valued ratings; got the single label "
+                             f"{coded.labels[0]!r}")
+        return coded
+    _reject_sets(coded, f"level {level!r}")
+    if level == "ordinal":
+        return _ordered(coded, categories, "the ordinal level")
+    if level in ("interval", "ratio"):
+        _check_numbers(coded, level)
+    return coded
+
+
+def _check_numbers(coded, level):
+    for label in coded.labels:
+        if not _is_number(label):
+            raise ValueError(f"level {level!r} takes numbers; got {label!r}")
+        if level == "ratio" and label < 0:
+            raise ValueError(f"level 'ratio' takes non-negative numbers; got {label!r}")
+
+
+def _distances(coded, level, totals):
+    """Squared difference between every two categories, as Krippendorff's delta metrics."""
+    size = coded.n_categories
+    if level == "nominal":
+        return 1.0 - np.eye(size)
+    if level == "ordinal":
+        return _ordinal_distances(totals)
+    if level in SET_LEVELS:
+        measure = masi_distance if level == "masi" else jaccard_distance
+        return _set_distances(coded.labels, measure)
+    values = np.asarray(coded.labels, dtype=float)
+    difference = values[:, None] - values[None, :]
+    if level == "interval":
+        return difference ** 2
+    total = values[:, None] + values[None, :]
+    ratio = np.divide(difference, total, out=np.zeros_like(difference), where=total != 0)
+    return ratio ** 2
+
+
+def _ordinal_distances(totals):
+    # (sum of n_g for g from c to k, minus half of n_c and n_k) squared, c <= k.
+    cumulative = np.cumsum(totals)
+    index = np.arange(len(totals))
+    low = np.minimum(index[:, None], index[None, :])
+    high = np.maximum(index[:, None], index[None, :])
+    between = cumulative[high] - cumulative[low] + totals[low]
+    return (between - (totals[low] + totals[high]) / 2) ** 2
+
+
+def _set_distances(sets, measure):
+    size = len(sets)
+    distance = np.zeros((size, size))
+    for i in range(size):
+        for j in range(i + 1, size):
+            distance[i, j] = distance[j, i] = measure(sets[i], sets[j])
+    return distance
+
+
+def jaccard_distance(first, second):
+    """1 - |A and B| / |A or B|; two empty sets are identical (distance 0)."""
+    first, second = frozenset(first), frozenset(second)
+    union = len(first | second)
+    return 0.0 if union == 0 else 1 - len(first & second) / union
+
+
+def masi_distance(first, second):
+    """MASI distance (Passonneau 2006): 1 - J * M, J the Jaccard similarity.
+
+    M (monotonicity) is 1 for identical sets, 2/3 when one is a subset of the other,
+    1/3 when they overlap otherwise, 0 when disjoint. (NLTK rounds these to 0.67 and
+    0.33; the exact fractions are used here.)
+    """
+    first, second = frozenset(first), frozenset(second)
+    if first == second:
+        return 0.0
+    if first <= second or second <= first:
+        monotonicity = 2 / 3
+    elif first & second:
+        monotonicity = 1 / 3
+    else:
+        monotonicity = 0.0
+    return 1 - (1 - jaccard_distance(first, second)) * monotonicity
+
+
+# ---------------------------------------------------------------------------
+# Confidence intervals
+# ---------------------------------------------------------------------------
+
+
+def bootstrap_ci(metric, ratings, level=0.95, n_boot=1000, seed=0, **kwargs):
+    """Percentile bootstrap interval (low, high) of ``metric(ratings, **kwargs)``.
+
+    Units (rows) are resampled with replacement, ``n_boot`` times, from a seeded
+    generator, so the same call gives the same interval. Resamples on which the metric
+    is undefined are left out, with a warning saying how many.
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1; got {level!r}")
+    if int(n_boot) != n_boot or n_boot < 1:
+        raise ValueError(f"n_boot must be a positive whole number; got {n_boot!r}")
+    table = _as_table(ratings)
+    # One call on all the data first, so invalid input fails the same way every time
+    # instead of only in the resamples that happen to draw the offending unit.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedAgreementWarning)
+        metric(table, **kwargs)
+        estimates = _resampled(metric, table, int(n_boot), seed, kwargs)
+    defined = estimates[~np.isnan(estimates)]
+    if defined.size == 0:
+        nan = _undefined(f"the metric is undefined on all {len(estimates)} resamples")
+        return nan, nan
+    if defined.size < estimates.size:
+        warnings.warn(f"{estimates.size - defined.size} of {estimates.size} resamples were "
+                      "undefined and left out of the interval", UndefinedAgreementWarning,
+                      stacklevel=2)
+    tail = (1 - level) / 2
+    low, high = np.quantile(defined, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def _resampled(metric, table, n_boot, seed, kwargs):
+    rng = np.random.default_rng(seed)
+    n_units = len(table)
+    if n_units == 0:
+        return np.full(n_boot, np.nan)
+    rows = rng.integers(0, n_units, size=(n_boot, n_units))
+    return np.array([metric(table[sample], **kwargs) for sample in rows], dtype=float)

@@ -1,0 +1,313 @@
+"""The assignment queue: which item a coder codes next, and the leases that hold it.
+
+Invariants, kept under concurrency:
+- a coder never gets an item they already coded, skipped or hold;
+- a main-round item never has more active-or-submitted assignments than its target;
+- an item reserved for a coder returns to the pool when the lease lapses.
+
+`Item.taken` counts active plus submitted assignments. It only changes inside a
+transaction that holds the item's row lock (SELECT … FOR UPDATE SKIP LOCKED on
+PostgreSQL; SQLite's IMMEDIATE transactions serialise writers), or by a
+conditional UPDATE that can succeed once per assignment.
+"""
+
+import hashlib
+import random
+import statistics
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Count, Exists, F, OuterRef, Q
+from django.utils import timezone
+
+from .models import Assignment, Coding, Item, Membership, Role
+
+ACTIVE, SUBMITTED, SKIPPED, RELEASED = (
+    Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED,
+    Assignment.Status.RELEASED,
+)
+CALIBRATION, MAIN = Item.Round.CALIBRATION, Item.Round.MAIN
+# Released expired leases per call of next_item: bounded work on the hot path.
+RELEASE_BATCH = 200
+
+
+def unit_hash(*parts):
+    """A stable number in [0, 1) from the parts: the seeded order of items and coders."""
+    digest = hashlib.blake2b(":".join(map(str, parts)).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+def coder_offset(study, coder):
+    return unit_hash(study.queue_seed, "coder", coder.pk)
+
+
+def new_item_fields(study, document, round=MAIN):
+    """Queue fields of an item about to be added to the study's pool."""
+    return {
+        "random_key": unit_hash(study.queue_seed, document.pk),
+        "target": study.overlap if round == MAIN else 0,
+        "round": round,
+    }
+
+
+def add_item(study, document, codebook, round=MAIN, **fields):
+    return Item.objects.create(
+        study=study, document=document, snapshot=document.take_snapshot(),
+        codebook=codebook, **new_item_fields(study, document, round), **fields,
+    )
+
+
+def current_assignment(study, coder):
+    return (Assignment.objects.filter(item__study=study, coder=coder, status=ACTIVE)
+            .select_related("item").order_by("created_at").first())
+
+
+def next_item(study, coder):
+    """The coder's open assignment, or a newly reserved one; None when nothing is left.
+
+    Each call renews the lease of the assignment it returns.
+    """
+    assignment = current_assignment(study, coder)
+    if assignment is None:
+        release_expired(study)
+        round = coder_round(study, coder)
+        assignment = _reserve(study, coder, round) if round else None
+    if assignment is not None:
+        extend_lease(assignment)
+    return assignment
+
+
+def extend_lease(assignment):
+    now = timezone.now()
+    lease = now + timedelta(minutes=assignment.item.study.lease_minutes)
+    Assignment.objects.filter(pk=assignment.pk, status=ACTIVE).update(leased_until=lease)
+    assignment.leased_until = lease
+
+
+@transaction.atomic
+def _reserve(study, coder, round):
+    item = _lock_next_item(study, coder, round)
+    if item is None:
+        return None
+    now = timezone.now()
+    lease = now + timedelta(minutes=study.lease_minutes)
+    # A lapsed lease of the same coder is taken up again rather than duplicated.
+    reopened = Assignment.objects.filter(item=item, coder=coder, status=RELEASED).update(
+        status=ACTIVE, leased_until=lease, opened_at=now)
+    if not reopened:
+        Assignment.objects.create(item=item, coder=coder, status=ACTIVE, leased_until=lease,
+                                  opened_at=now)
+    Item.objects.filter(pk=item.pk).update(taken=F("taken") + 1)
+    return Assignment.objects.select_related("item").get(item=item, coder=coder)
+
+
+def _lock_next_item(study, coder, round):
+    """Lock the first eligible item in the coder's order, skipping rows others hold.
+
+    The coder walks the study's random permutation (Item.random_key) from their
+    own offset and wraps around; higher priority comes first.
+    """
+    held = Assignment.objects.filter(item=OuterRef("pk"), coder=coder).exclude(status=RELEASED)
+    eligible = Item.objects.alive().filter(study=study, round=round).exclude(Exists(held))
+    if round == MAIN:
+        eligible = eligible.filter(taken__lt=F("target"))
+    top = eligible.order_by("-priority").values_list("priority", flat=True).first()
+    if top is None:
+        return None
+    eligible = eligible.filter(priority=top)
+    offset = coder_offset(study, coder)
+    for part in (eligible.filter(random_key__gte=offset), eligible.filter(random_key__lt=offset)):
+        item = (part.order_by("random_key").select_for_update(skip_locked=True, of=("self",))
+                .first())
+        if item is not None:
+            return item
+    return None
+
+
+def release_expired(study, now=None):
+    """Return items whose lease lapsed to the pool. Safe to run from many requests at once."""
+    now = now or timezone.now()
+    expired = (Assignment.objects.filter(item__study=study, status=ACTIVE, leased_until__lt=now)
+               .values_list("pk", "item_id")[:RELEASE_BATCH])
+    released = 0
+    for pk, item_id in expired:
+        with transaction.atomic():
+            if Assignment.objects.filter(pk=pk, status=ACTIVE, leased_until__lt=now).update(
+                    status=RELEASED, leased_until=None):
+                Item.objects.filter(pk=item_id).update(taken=F("taken") - 1)
+                released += 1
+    return released
+
+
+@transaction.atomic
+def skip(assignment, reason):
+    """The coder passes on the item; the slot goes back to the pool, never to them again."""
+    if not reason.strip():
+        raise ValueError("Say why you skip this item.")
+    if Assignment.objects.filter(pk=assignment.pk, status=ACTIVE).update(
+            status=SKIPPED, skip_reason=reason.strip(), finished_at=timezone.now(),
+            leased_until=None, draft=None):
+        Item.objects.filter(pk=assignment.item_id).update(taken=F("taken") - 1)
+        return True
+    return False
+
+
+@transaction.atomic
+def retake(assignment):
+    """Hold a lapsed or skipped assignment again; False if the item filled up meanwhile."""
+    item = Item.objects.select_for_update().get(pk=assignment.item_id)
+    if item.round == MAIN and item.taken >= item.target:
+        return False
+    if Assignment.objects.filter(pk=assignment.pk, status__in=[RELEASED, SKIPPED]).update(
+            status=ACTIVE, opened_at=timezone.now(), finished_at=None):
+        Item.objects.filter(pk=item.pk).update(taken=F("taken") + 1)
+    assignment.refresh_from_db()
+    extend_lease(assignment)
+    return True
+
+
+@transaction.atomic
+def assign(item, coder):
+    """Reserve a given item for a coder (an owner's hand assignment, demo data, tests)."""
+    item = Item.objects.select_for_update().get(pk=item.pk)
+    if item.round == MAIN and item.taken >= item.target:
+        raise ValueError(f"{item} already has {item.taken} of {item.target} coders")
+    now = timezone.now()
+    assignment = Assignment.objects.create(
+        item=item, coder=coder, status=ACTIVE, opened_at=now,
+        leased_until=now + timedelta(minutes=item.study.lease_minutes))
+    Item.objects.filter(pk=item.pk).update(taken=F("taken") + 1)
+    return assignment
+
+
+# --- rounds and calibration ---------------------------------------------------
+
+def coder_round(study, coder):
+    """The round the coder codes now: calibration first, then main once passed or waived."""
+    calibration = Item.objects.alive().filter(study=study, round=CALIBRATION)
+    if not calibration.exists():
+        return MAIN
+    done = Assignment.objects.filter(item__in=calibration, coder=coder,
+                                     status__in=[SUBMITTED, SKIPPED]).count()
+    if done < calibration.count():
+        return CALIBRATION
+    return MAIN if calibration_passed(study, coder) else None
+
+
+def calibration_score(study, coder):
+    """Share of the coder's calibration answers that match the reference answers."""
+    latest = {}
+    codings = (Coding.objects.filter(assignment__coder=coder, assignment__item__study=study,
+                                     assignment__item__round=CALIBRATION)
+               .select_related("assignment__item").order_by("revision"))
+    for coding in codings:
+        latest[coding.assignment.item_id] = (coding.assignment.item.reference_values or {},
+                                             coding.values)
+    compared = [reference[key] == values.get(key)
+                for reference, values in latest.values() for key in reference]
+    return sum(compared) / len(compared) if compared else None
+
+
+def calibration_passed(study, coder):
+    waived = Membership.objects.filter(study=study, user=coder, role=Role.CODER,
+                                       calibration_waived=True).exists()
+    score = calibration_score(study, coder)
+    return waived or (score is not None and score >= study.calibration_threshold)
+
+
+# --- reliability sample -------------------------------------------------------
+
+def sync_targets(study):
+    """After an overlap change: items in the reliability sample want `overlap` coders."""
+    Item.objects.filter(study=study, round=MAIN, in_reliability_sample=True).update(
+        target=study.overlap)
+    Item.objects.filter(study=study, round=MAIN, in_reliability_sample=False).update(target=1)
+
+
+def stratum(item, field):
+    value = item.snapshot.content.get(field) if field != "kind" else item.document.kind
+    if isinstance(value, list):
+        value = value[0] if value else None
+    return str(value)
+
+
+@transaction.atomic
+def draw_reliability_sample(study, *, share=None, count=None, stratify_by="", seed=None):
+    """Choose which main-round items get `overlap` coders; the rest get one.
+
+    Drawn at random from `seed` (recorded on the study), in proportion to each
+    stratum of `stratify_by` when given. Items already coded by more than one
+    coder stay in the sample.
+    """
+    items = list(Item.objects.alive().filter(study=study, round=MAIN)
+                 .select_related("snapshot", "document").order_by("pk"))
+    if (share is None) == (count is None):
+        raise ValueError("Give either a share or a count of items.")
+    size = round(share * len(items)) if share is not None else count
+    if not 0 <= size <= len(items):
+        raise ValueError(f"The sample must hold between 0 and {len(items)} items, not {size}.")
+    seed = study.queue_seed if seed is None else seed
+    chosen = _draw(items, size, stratify_by, random.Random(seed))
+    chosen |= {i.pk for i in items if i.taken > 1}
+    Item.objects.filter(pk__in=chosen).update(in_reliability_sample=True)
+    Item.objects.filter(study=study, round=MAIN).exclude(pk__in=chosen).update(
+        in_reliability_sample=False)
+    study.reliability_sample = {
+        "share": share, "count": count, "stratify_by": stratify_by, "seed": seed,
+        "size": len(chosen), "pool": len(items), "drawn_at": timezone.now().isoformat(),
+    }
+    study.save(update_fields=["reliability_sample"])
+    sync_targets(study)
+    return chosen
+
+
+def _draw(items, size, stratify_by, rng):
+    if not stratify_by:
+        return {i.pk for i in rng.sample(items, size)}
+    groups = {}
+    for item in items:
+        groups.setdefault(stratum(item, stratify_by), []).append(item)
+    # Largest-remainder allocation keeps each stratum's share of the sample.
+    quotas = {key: size * len(group) / len(items) for key, group in sorted(groups.items())}
+    allocation = {key: int(q) for key, q in quotas.items()}
+    leftover = size - sum(allocation.values())
+    for key in sorted(quotas, key=lambda k: (allocation[k] - quotas[k], k))[:leftover]:
+        allocation[key] += 1
+    return {i.pk for key, group in sorted(groups.items())
+            for i in rng.sample(group, allocation[key])}
+
+
+# --- the owner's view -----------------------------------------------------------
+
+def queue_summary(study):
+    """Per coder: done, skipped, in progress, median seconds; per round: what is left."""
+    coders = (Membership.objects.filter(study=study, role=Role.CODER, deleted_at__isnull=True)
+              .select_related("user").order_by("user__username"))
+    counts = {row["coder"]: row for row in Assignment.objects.filter(item__study=study)
+              .values("coder").annotate(
+                  done=Count("pk", filter=Q(status=SUBMITTED)),
+                  skipped=Count("pk", filter=Q(status=SKIPPED)),
+                  active=Count("pk", filter=Q(status=ACTIVE)))}
+    seconds = {}
+    for coder_id, spent in (Coding.objects.filter(assignment__item__study=study, revision=1)
+                            .exclude(seconds_spent=None)
+                            .values_list("assignment__coder", "seconds_spent")):
+        seconds.setdefault(coder_id, []).append(spent)
+    per_coder = [{
+        "coder": m.user, "calibration_waived": m.calibration_waived,
+        **{k: counts.get(m.user_id, {}).get(k, 0) for k in ("done", "skipped", "active")},
+        "median_seconds": statistics.median(seconds[m.user_id]) if seconds.get(m.user_id) else None,
+        "calibration_score": calibration_score(study, m.user),
+    } for m in coders]
+    rounds = []
+    for round in (CALIBRATION, MAIN):
+        items = Item.objects.alive().filter(study=study, round=round).annotate(
+            submitted=Count("assignments", filter=Q(assignments__status=SUBMITTED)))
+        # A calibration item is complete when every coder has submitted it.
+        wanted = F("target") if round == MAIN else len(per_coder)
+        row = {"round": round, "items": items.count(),
+               "in_sample": items.filter(in_reliability_sample=True).count(),
+               "complete": items.filter(submitted__gte=wanted).count()}
+        row["left"] = row["items"] - row["complete"]
+        rounds.append(row)
+    return {"coders": per_coder, "rounds": rounds}

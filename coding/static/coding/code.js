@@ -1,0 +1,232 @@
+// The coding page: keys, conditional questions, drafts that survive a reload or a
+// lost connection, and evidence quotes. Without this file the form still submits;
+// the server checks everything again.
+(function () {
+  "use strict";
+  const form = document.getElementById("coding-form");
+  if (!form) return;
+  const questions = Array.from(form.querySelectorAll(".q"));
+  const evidenceInput = document.getElementById("evidence");
+  const status = document.getElementById("draft-status");
+  const storeKey = "workbench-draft:" + form.dataset.assignment;
+  let focusIndex = 0;
+
+  // --- conditional questions -------------------------------------------------
+  function answersOf(key) {
+    return Array.from(form.querySelectorAll('[name="q-' + key + '"]'))
+      .filter((input) => (input.type === "radio" || input.type === "checkbox") ? input.checked : input.value.trim())
+      .map((input) => input.value.trim());
+  }
+
+  function applyConditions() {
+    questions.forEach((q) => {
+      if (!q.dataset.showIf) return;
+      const condition = JSON.parse(q.dataset.showIf);
+      const parent = form.querySelector('.q[data-key="' + condition.question + '"]');
+      const shown = parent && !parent.hidden && answersOf(condition.question).some((a) => condition.in.includes(a));
+      q.hidden = !shown;
+    });
+  }
+
+  // --- focus and keys ----------------------------------------------------------
+  const visible = () => questions.filter((q) => !q.hidden);
+  const current = () => visible()[focusIndex];
+
+  function focusQuestion(index) {
+    const shown = visible();
+    if (!shown.length) return;
+    focusIndex = (index + shown.length) % shown.length;
+    questions.forEach((q) => q.classList.remove("focus"));
+    const q = shown[focusIndex];
+    q.classList.add("focus");
+    const target = q.querySelector("input:checked") || q.querySelector("input, textarea");
+    if (target) target.focus({ preventScroll: true });
+    q.scrollIntoView({ block: "nearest" });
+  }
+
+  function choose(number) {
+    const q = current();
+    if (!q) return;
+    const options = Array.from(q.querySelectorAll("input[type=radio], input[type=checkbox]"));
+    const option = options[number - 1];
+    if (!option) return;
+    option.checked = option.type === "checkbox" ? !option.checked : true;
+    if (q.dataset.kind === "number" && option.checked) q.querySelector("input.number").value = "";
+    changed();
+    if (option.type === "radio") focusQuestion(focusIndex + 1);
+  }
+
+  function isTyping(element) {
+    return element.tagName === "TEXTAREA" ||
+      (element.tagName === "INPUT" && ["text", "number", "search"].includes(element.type));
+  }
+
+  document.addEventListener("keydown", (event) => {
+    const keys = document.getElementById("keys");
+    if (keys.open) return;
+    const target = event.target;
+    if (event.key === "Tab" && form.contains(target)) {
+      event.preventDefault();
+      focusQuestion(focusIndex + (event.shiftKey ? -1 : 1));
+      return;
+    }
+    if (isTyping(target)) {
+      if (event.key === "Escape") target.blur();
+      if (event.key === "Enter" && target.closest("#coding-form") && target.tagName === "INPUT") {
+        event.preventDefault();
+        submitForm();
+      }
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const key = event.key;
+    if (/^[1-9]$/.test(key)) { event.preventDefault(); choose(Number(key)); }
+    else if ((key === "y" || key === "n") && current() && current().dataset.kind === "yes_no") {
+      event.preventDefault(); choose(key === "y" ? 1 : 2);
+    }
+    else if (key === "Enter") { event.preventDefault(); submitForm(); }
+    else if (key === "s" || key === "S") { event.preventDefault(); openSkip(); }
+    else if (key === "f" || key === "F") { event.preventDefault(); toggleUnsure(); }
+    else if (key === "p" || key === "P") { event.preventDefault(); document.getElementById("previous-link").click(); }
+    else if (key === "e" || key === "E") { event.preventDefault(); quoteSelection(current()); }
+    else if (key === "?") { event.preventDefault(); keys.showModal(); }
+  });
+
+  document.getElementById("keys-button").addEventListener("click", () => document.getElementById("keys").showModal());
+
+  function submitForm() {
+    localStorage.removeItem(storeKey);
+    form.requestSubmit ? form.requestSubmit(document.getElementById("submit-button")) : form.submit();
+  }
+
+  function openSkip() {
+    const skip = document.getElementById("skip");
+    if (!skip) return;
+    skip.open = true;
+    document.getElementById("skip-reason").focus();
+  }
+
+  function toggleUnsure() {
+    const box = document.getElementById("unsure");
+    box.checked = !box.checked;
+    changed();
+  }
+
+  form.addEventListener("submit", () => localStorage.removeItem(storeKey));
+  questions.forEach((q) => q.addEventListener("focusin", () => {
+    focusIndex = visible().indexOf(q);
+    questions.forEach((other) => other.classList.toggle("focus", other === q));
+  }));
+
+  // --- evidence ------------------------------------------------------------------
+  function evidence() {
+    try { return JSON.parse(evidenceInput.value || "[]"); } catch (e) { return []; }
+  }
+
+  function renderQuotes() {
+    const all = evidence();
+    form.querySelectorAll("ul.quotes").forEach((list) => {
+      list.replaceChildren();
+      all.forEach((quote, index) => {
+        if (quote.question !== list.dataset.question) return;
+        const item = document.createElement("li");
+        item.textContent = "“" + quote.quote + "” ";
+        const remove = document.createElement("button");
+        remove.type = "button";
+        remove.className = "link";
+        remove.textContent = "remove";
+        remove.addEventListener("click", () => {
+          const kept = evidence();
+          kept.splice(index, 1);
+          evidenceInput.value = JSON.stringify(kept);
+          renderQuotes();
+          changed();
+        });
+        item.appendChild(remove);
+        list.appendChild(item);
+      });
+    });
+  }
+
+  function quoteSelection(q) {
+    const selection = window.getSelection();
+    const text = selection ? selection.toString().trim() : "";
+    if (!q || !text) { flash("Select text in the item first, then press E."); return; }
+    const anchor = selection.anchorNode && (selection.anchorNode.nodeType === 1 ? selection.anchorNode : selection.anchorNode.parentElement);
+    const field = anchor && anchor.closest("#item [data-field]");
+    if (!field) { flash("Quotes come from the title, abstract or posts."); return; }
+    const all = evidence();
+    all.push({ question: q.dataset.key, field: field.dataset.field, quote: text });
+    evidenceInput.value = JSON.stringify(all);
+    selection.removeAllRanges();
+    renderQuotes();
+    changed();
+  }
+
+  form.querySelectorAll(".quote-button").forEach((button) => {
+    button.hidden = false;
+    // Keep the text selection when the button is pressed with the mouse.
+    button.addEventListener("mousedown", (event) => event.preventDefault());
+    button.addEventListener("click", () => quoteSelection(button.closest(".q")));
+  });
+
+  function flash(message) { status.textContent = message; }
+
+  // --- drafts ----------------------------------------------------------------------
+  function snapshot() {
+    const data = {};
+    new FormData(form).forEach((value, name) => {
+      if (name === "csrfmiddlewaretoken") return;
+      (data[name] = data[name] || []).push(value);
+    });
+    return data;
+  }
+
+  function restore(data) {
+    form.querySelectorAll("input, textarea").forEach((input) => {
+      if (input.name === "csrfmiddlewaretoken" || input.name === "opened" || !(input.name in data)) {
+        if ((input.type === "radio" || input.type === "checkbox") && input.name.startsWith("q-")) input.checked = false;
+        if (input.name === "unsure") input.checked = false;
+        return;
+      }
+      const values = data[input.name];
+      if (input.type === "radio" || input.type === "checkbox") input.checked = values.includes(input.value);
+      else input.value = values[0];
+    });
+  }
+
+  function changed() {
+    applyConditions();
+    localStorage.setItem(storeKey, JSON.stringify({ savedAt: Date.now(), data: snapshot() }));
+    status.textContent = "Saving draft…";
+    if (window.htmx) htmx.trigger(form, "draft");
+  }
+
+  form.addEventListener("change", changed);
+  form.addEventListener("input", (event) => {
+    if (!isTyping(event.target)) return;
+    // A typed number replaces a "not reported"-style option of the same question.
+    if (event.target.classList.contains("number")) {
+      event.target.closest(".q").querySelectorAll("input[type=radio]").forEach((r) => { r.checked = false; });
+    }
+    changed();
+  });
+  document.body.addEventListener("htmx:sendError", () => {
+    status.textContent = "Offline: your draft is kept in this browser and will be sent when you are back.";
+  });
+  document.body.addEventListener("htmx:responseError", () => {
+    status.textContent = "The draft could not be saved on the server; it is kept in this browser.";
+  });
+  window.addEventListener("online", () => window.htmx && htmx.trigger(form, "draft"));
+
+  // A draft kept in this browser that is newer than the server's wins (lost connection).
+  const stored = JSON.parse(localStorage.getItem(storeKey) || "null");
+  const serverSavedAt = Number(form.dataset.draftSaved) * 1000;
+  if (stored && stored.savedAt > serverSavedAt) {
+    restore(stored.data);
+    if (window.htmx) htmx.trigger(form, "draft");
+  }
+  applyConditions();
+  renderQuotes();
+  focusQuestion(0);
+})();

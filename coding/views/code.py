@@ -1,0 +1,165 @@
+"""The coding page: next item, submit, skip, drafts, previous item.
+
+Everything a coder receives here comes from their own assignment and the
+blinded view of the item (coding.blinding.coder_view); nothing from other coders.
+"""
+
+import json
+from datetime import datetime
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from .. import queue
+from ..access import access_assignment, access_study
+from ..blinding import coder_view
+from ..codebooks import parse_form_answers
+from ..codings import latest_coding, save_draft, submit
+from ..models import Assignment, Role
+
+
+@login_required
+def code_next(request, slug):
+    study = access_study(request.user, slug, roles={Role.CODER})
+    assignment = queue.next_item(study, request.user)
+    if assignment is not None:
+        return redirect("code-item", slug=slug, pk=assignment.pk)
+    waiting = queue.coder_round(study, request.user) is None
+    return render(request, "coding/code_done.html", {
+        "study": study, "waiting_for_calibration": waiting,
+        "score": queue.calibration_score(study, request.user) if waiting else None,
+        "progress": progress(study, request.user),
+    })
+
+
+@login_required
+def code_item(request, slug, pk):
+    study = access_study(request.user, slug, roles={Role.CODER})
+    assignment = access_assignment(request.user, study, pk)
+    version = assignment.item.codebook.current_version()
+    form = {"values": {}, "notes": "", "evidence": [], "unsure": False}
+    errors = {}
+    if request.method == "POST":
+        form = posted_work(version, request.POST)
+        try:
+            submit(assignment, form["values"], notes=form["notes"], evidence=form["evidence"],
+                   unsure=form["unsure"], started_at=revision_start(assignment, request.POST))
+        except ValidationError as error:
+            errors = error.message_dict if hasattr(error, "error_dict") else {"__all__": error.messages}
+        else:
+            return redirect("code-next", slug=slug)
+    elif assignment.status == Assignment.Status.SUBMITTED:
+        form = submitted_work(assignment) or form
+    else:
+        queue.extend_lease(assignment)
+        form = assignment.draft or form
+    context = page_context(study, assignment, version, form, errors)
+    return render(request, "coding/code_item.html", context, status=400 if errors else 200)
+
+
+@login_required
+@require_POST
+def save_draft_view(request, slug, pk):
+    study = access_study(request.user, slug, roles={Role.CODER})
+    assignment = access_assignment(request.user, study, pk)
+    save_draft(assignment, posted_work(assignment.item.codebook.current_version(), request.POST))
+    return HttpResponse(f"Draft saved {timezone.localtime():%H:%M:%S}")
+
+
+@login_required
+@require_POST
+def skip_item(request, slug, pk):
+    study = access_study(request.user, slug, roles={Role.CODER})
+    assignment = access_assignment(request.user, study, pk)
+    try:
+        queue.skip(assignment, request.POST.get("reason", ""))
+    except ValueError as error:
+        version = assignment.item.codebook.current_version()
+        context = page_context(study, assignment, version, posted_work(version, request.POST),
+                               {"skip": [str(error)]})
+        return render(request, "coding/code_item.html", context, status=400)
+    return redirect("code-next", slug=slug)
+
+
+@login_required
+def code_previous(request, slug):
+    """The coder's most recently finished item before the given one (or their latest)."""
+    study = access_study(request.user, slug, roles={Role.CODER})
+    finished = (Assignment.objects.filter(item__study=study, coder=request.user,
+                                          status__in=[Assignment.Status.SUBMITTED,
+                                                      Assignment.Status.SKIPPED])
+                .exclude(finished_at=None).order_by("-finished_at", "-pk"))
+    before = request.GET.get("before")
+    if before and before.isdigit():
+        current = finished.filter(pk=before).first()
+        if current:
+            finished = finished.filter(finished_at__lt=current.finished_at)
+    previous = finished.first()
+    if previous is None:
+        return redirect("code-next", slug=slug)
+    return redirect("code-item", slug=slug, pk=previous.pk)
+
+
+def posted_work(version, data):
+    try:
+        evidence = json.loads(data.get("evidence") or "[]")
+    except json.JSONDecodeError:
+        evidence = []
+    return {"values": parse_form_answers(version, data), "notes": data.get("notes", ""),
+            "evidence": evidence if isinstance(evidence, list) else [],
+            "unsure": data.get("unsure") == "on"}
+
+
+def submitted_work(assignment):
+    coding = latest_coding(assignment)
+    if coding is None:
+        return None
+    return {"values": coding.values, "notes": coding.notes, "evidence": coding.evidence,
+            "unsure": coding.unsure}
+
+
+def revision_start(assignment, data):
+    """Time spent on a revision counts from when the page was opened for it."""
+    if assignment.status != Assignment.Status.SUBMITTED:
+        return None
+    try:
+        return datetime.fromisoformat(data.get("opened", ""))
+    except ValueError:
+        return timezone.now()
+
+
+def progress(study, coder):
+    """The coder's own counts only: never anything derived from other coders' work."""
+    mine = Assignment.objects.filter(item__study=study, coder=coder)
+    return {"submitted": mine.filter(status=Assignment.Status.SUBMITTED).count(),
+            "skipped": mine.filter(status=Assignment.Status.SKIPPED).count(),
+            "round": queue.coder_round(study, coder)}
+
+
+def page_context(study, assignment, version, form, errors):
+    item = assignment.item
+    content = coder_view(study, item.snapshot.content)
+    questions = list(version.questions.prefetch_related("options"))
+    values = form.get("values", {})
+    for question in questions:
+        question.show_if_json = json.dumps(question.show_if) if question.show_if else ""
+        question.option_values = [o.value for o in question.options.all()]
+        question.answer = values.get(question.key)
+        question.answers = question.answer if isinstance(question.answer, list) else [question.answer]
+        question.errors = errors.get(question.key, [])
+        question.quotes = [q for q in form.get("evidence", []) if q.get("question") == question.key]
+    newer = item.document.snapshots.filter(number__gt=item.snapshot.number).exists()
+    return {
+        "study": study, "assignment": assignment, "item": item, "content": content,
+        "questions": questions, "form": form, "errors": errors,
+        "general_errors": errors.get("__all__", []) + errors.get("evidence", []),
+        "evidence_json": json.dumps(form.get("evidence", [])),
+        "is_revision": assignment.status == Assignment.Status.SUBMITTED,
+        "opened": timezone.now().isoformat(), "newer_snapshot": newer,
+        "progress": progress(study, assignment.coder),
+        "draft_saved_at": assignment.draft_saved_at,
+    }
