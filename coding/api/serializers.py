@@ -66,3 +66,38 @@ class CodingSerializer(serializers.ModelSerializer):
         model = Coding
         fields = ["id", "item", "coder", "revision", "phase", "codebook_version", "values",
                   "notes", "evidence", "unsure", "seconds_spent", "submitted_at"]
+
+
+class WorkSerializer(serializers.Serializer):
+    """A coder's answers, as submitted or kept as a draft."""
+
+    values = serializers.DictField(help_text="Question key to answer.")
+    notes = serializers.CharField(required=False, allow_blank=True, default="")
+    evidence = serializers.ListField(
+        child=serializers.DictField(), required=False, default=list,
+        help_text='Quotes: [{"question": key, "field": "abstract" | "title" | "posts.N.body", "quote": text}]',
+    )
+    unsure = serializers.BooleanField(required=False, default=False)
+
+
+class SkipSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=500)
+
+
+class CoderAssignmentSerializer(serializers.Serializer):
+    """An assignment as its coder sees it: the blinded item, their draft, their latest coding."""
+
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    leased_until = serializers.DateTimeField(allow_null=True)
+    item = serializers.DictField(help_text="id, round, snapshot number and the blinded content.")
+    codebook_version = serializers.IntegerField()
+    draft = serializers.DictField(allow_null=True)
+    latest = serializers.DictField(allow_null=True, help_text="Your latest submitted revision.")
+
+
+class SampleSerializer(serializers.Serializer):
+    share = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
+    count = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    stratify_by = serializers.CharField(required=False, allow_blank=True, default="")
+    seed = serializers.IntegerField(required=False, allow_null=True, min_value=0)

@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import views
+from . import coder, views
 
 router = SimpleRouter()
 router.register("studies", views.StudyViewSet, basename="study")
@@ -11,4 +11,15 @@ urlpatterns = router.urls + [
     path("studies/<slug:slug>/assignments/", views.AssignmentList.as_view(),
          name="api-assignments"),
     path("studies/<slug:slug>/codings/", views.CodingList.as_view(), name="api-codings"),
+    path("studies/<slug:slug>/next/", coder.NextItem.as_view(), name="api-next"),
+    path("studies/<slug:slug>/assignments/<int:pk>/", coder.AssignmentDetail.as_view(),
+         name="api-assignment"),
+    path("studies/<slug:slug>/assignments/<int:pk>/submit/", coder.Submit.as_view(),
+         name="api-submit"),
+    path("studies/<slug:slug>/assignments/<int:pk>/skip/", coder.Skip.as_view(), name="api-skip"),
+    path("studies/<slug:slug>/assignments/<int:pk>/draft/", coder.Draft.as_view(),
+         name="api-draft"),
+    path("studies/<slug:slug>/queue/", coder.QueueSummary.as_view(), name="api-queue"),
+    path("studies/<slug:slug>/reliability-sample/", coder.ReliabilitySample.as_view(),
+         name="api-reliability-sample"),
 ]

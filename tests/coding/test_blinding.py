@@ -1,0 +1,121 @@
+"""Independence and blinding: coder A requests every page and endpoint a coder can reach,
+and nothing of coder B's work, and no blinded field, is in any response body."""
+
+import json
+
+import pytest
+
+from coding import queue
+from tests import factories
+
+# The quoted words are in the abstract everyone reads; cyril's choice of them as
+# evidence is what must not show, in any of the forms a page or API writes it.
+QUOTE_FORMS = ["\u201ccyril-secret-quote\u201d", '"quote": "cyril-secret-quote"',
+               "&quot;quote&quot;: &quot;cyril-secret-quote", '"quote":"cyril-secret-quote"']
+SECRETS = ["cyril-secret-answer", "cyril-secret-note", *QUOTE_FORMS,
+           "SECRET-FRAMEWORK", "SECRET-STATE", "SECRET-LABEL", "SECRET-CLOSER",
+           "2031-01-01"]
+
+
+@pytest.fixture
+def blind(alpha, people):
+    """Cyril coded both items (with a note, free text and a quote); cora holds one and coded one."""
+    alpha.blinded_fields = ["included_in", "state", "merged", "labels", "closed_at", "events"]
+    alpha.save()
+    paper = factories.paper(90, included_in=["SECRET-FRAMEWORK"])
+    paper.metadata["abstract"] = "Shared abstract text with cyril-secret-quote inside."
+    paper.save()
+    thread = factories.thread(91, state="SECRET-STATE", labels=["SECRET-LABEL"],
+                              closed_at="2031-01-01T00:00:00+00:00",
+                              events=[{"event": "closed", "actor": "SECRET-CLOSER"}])
+    for item in alpha.papers:
+        item.delete()
+    items = [queue.add_item(alpha, paper, alpha.paper_codebook),
+             queue.add_item(alpha, thread, alpha.paper_codebook)]
+    for item in items:
+        assignment = queue.assign(item, people["cyril"])
+        from coding.codings import submit
+
+        submit(assignment, {"label": "rl_method", "scope": "general", "size_b": 70,
+                            "failures": ["entropy_collapse"], "code_released": "yes",
+                            "note": "cyril-secret-answer"},
+               notes="cyril-secret-note",
+               evidence=[{"question": "label", "field": "abstract", "quote": "cyril-secret-quote"}]
+               if item.document.kind == "paper" else [])
+    factories.code(items[0], people["cora"])
+    queue.assign(items[1], people["cora"])
+    return alpha
+
+
+def coder_urls(study, client):
+    from coding.models import Assignment
+
+    mine = Assignment.objects.filter(item__study=study, coder__username="cora")
+    base = f"/studies/{study.slug}"
+    api = f"/api/studies/{study.slug}"
+    codebook = study.paper_codebook.pk
+    urls = ["/", f"{base}/", f"{base}/codings/", f"{base}/codebooks/{codebook}/",
+            f"{base}/code/", f"{base}/code/previous/", "/api/studies/", f"{api}/",
+            f"{api}/codebooks/", f"{api}/assignments/", f"{api}/codings/"]
+    for assignment in mine:
+        urls += [f"{base}/code/{assignment.pk}/", f"{api}/assignments/{assignment.pk}/"]
+    return urls
+
+
+def test_coder_a_never_receives_coder_b_values_or_blinded_fields(blind, people, client_for):
+    client = client_for(people["cora"])
+    bodies = {}
+    for url in coder_urls(blind, client):
+        response = client.get(url, follow=True)
+        assert response.status_code == 200, url
+        bodies[url] = response.content.decode()
+    response = client.post(f"/api/studies/{blind.slug}/next/")
+    bodies["POST next"] = response.content.decode()
+    assert len(bodies) >= 15
+    for url, body in bodies.items():
+        leaked = [secret for secret in SECRETS if secret in body]
+        assert not leaked, f"{url} leaks {leaked}"
+
+
+def test_coder_a_item_page_holds_the_text_but_not_the_blinded_fields(blind, people, client_for):
+    from coding.models import Assignment
+
+    held = Assignment.objects.get(coder__username="cora", status="active")
+    html = client_for(people["cora"]).get(f"/studies/{blind.slug}/code/{held.pk}/").content.decode()
+    assert held.item.document.title in html
+    assert "SECRET-STATE" not in html and "SECRET-LABEL" not in html
+
+
+def test_api_item_content_has_the_blinded_keys_removed(blind, people, client_for):
+    client = client_for(people["cora"])
+    data = client.post(f"/api/studies/{blind.slug}/next/").json()
+    content = data["item"]["content"]
+    assert content["kind"] == "thread"
+    assert not {"state", "merged", "labels", "closed_at", "events"} & set(content)
+    assert "taken" not in json.dumps(data) and "target" not in json.dumps(data)
+
+
+def test_blind_authors_removes_authors_and_affiliations(blind, people, client_for):
+    blind.blind_authors = True
+    blind.save()
+    from coding.models import Assignment
+
+    coded = Assignment.objects.get(coder__username="cora", status="submitted")
+    html = client_for(people["cora"]).get(f"/studies/{blind.slug}/code/{coded.pk}/").content.decode()
+    assert "Ann Example" not in html
+
+
+def test_kind_scoped_blinding_hides_a_field_from_threads_only(blind, people):
+    from coding.blinding import coder_view
+
+    blind.blinded_fields = ["thread.url"]
+    paper = {"kind": "paper", "url": "https://example.org/p"}
+    thread = {"kind": "thread", "url": "https://example.org/t"}
+    assert "url" in coder_view(blind, paper) and "url" not in coder_view(blind, thread)
+
+
+def test_owner_and_adjudicator_still_see_the_codings(blind, people, client_for):
+    for name in ("olive", "ada"):
+        body = client_for(people[name]).get(f"/api/studies/{blind.slug}/codings/").content.decode()
+        assert "cyril-secret-note" in body
+        assert any(form in body for form in QUOTE_FORMS)  # the leak check would see it
