@@ -29,10 +29,12 @@ Missing data
     ``cohen_kappa`` and ``scott_pi`` take two coders and the units both coded.
 
 Speed
-    Values are encoded to integer codes once; agreement is then counted over the pairs
-    of ratings within each unit with ``np.bincount``. The only Python loop runs over the
-    offset between two ratings of one unit (at most coders - 1 times), never over units.
-    Set distances (MASI, Jaccard) are computed between distinct sets only.
+    Values are encoded to integer codes once: a numeric numpy array with ``np.unique``,
+    text, mixed or set-valued ratings with one Python pass over the values. Agreement
+    is then counted over the pairs of ratings within each unit with ``np.bincount``; the
+    only loop there runs over the offset between two ratings of one unit (at most
+    coders - 1 times), never over units. Set distances (MASI, Jaccard) are computed
+    between distinct sets only.
 """
 
 import numbers
@@ -149,6 +151,7 @@ def _encode_numbers(table, categories):
     present = ~np.isnan(table)
     values = table[present]
     labels = np.unique(values) if categories is None else _distinct(np.asarray(categories, float))
+    # Categories come in the caller's order, so look values up through a sorted view.
     order = np.argsort(labels, kind="stable")
     position = np.searchsorted(labels[order], values).clip(max=max(len(labels) - 1, 0))
     known = labels[order][position] == values if len(labels) else np.zeros(len(values), bool)
@@ -226,7 +229,11 @@ def _reject_sets(coded, what):
 
 
 def _ordered(coded, categories, what):
-    """Check the codes follow an order of the labels, sorting numeric labels if no categories."""
+    """Codes ranked in label order: the order of ``categories`` if given, else numbers sorted.
+
+    Text labels have no order we could trust ("high" < "low" alphabetically), so
+    without categories they are refused.
+    """
     if categories is not None:
         return coded
     if not all(_is_number(label) for label in coded.labels):
@@ -271,7 +278,8 @@ def _unit_pairs(codes):
 
 
 def _coincidences(codes, n_categories):
-    """Krippendorff's coincidence matrix: pairs of values within units, each unit weighted 1/(m-1)."""
+    """Krippendorff's coincidence matrix: ordered pairs of values within units, each pair
+    weighted 1/(m - 1) for a unit with m ratings."""
     per_unit = _ratings_per_unit(codes)
     weight = 1.0 / np.maximum(per_unit - 1, 1)
     counts = np.zeros(n_categories * n_categories)
@@ -354,7 +362,8 @@ def gwet_ac1(ratings, categories=None):
     if observed is None:
         return _undefined("no unit has two or more ratings")
     if coded.n_categories < 2:
-        return _undefined("AC1 needs at least two categories; pass categories if more were offered")
+        return _undefined("AC1 needs at least two categories; pass categories if more "
+                          "were offered")
     shares = _category_shares(coded.codes, coded.n_categories)
     # At most 1/q, so the denominator below is never zero.
     expected = float(np.sum(shares * (1 - shares)) / (coded.n_categories - 1))
@@ -437,7 +446,7 @@ def krippendorff_alpha(ratings, level="nominal", categories=None):
     if expected == 0:
         return _undefined("every pairable rating has the same value, so there is no "
                           "variation to agree on")
-    return 1 - (n_pairable - 1) * float(np.sum(matrix * distance)) / expected
+    return float(1 - (n_pairable - 1) * np.sum(matrix * distance) / expected)
 
 
 def _coded_for_level(coded, level, categories):
@@ -470,8 +479,7 @@ def _distances(coded, level, totals):
     if level == "ordinal":
         return _ordinal_distances(totals)
     if level in SET_LEVELS:
-        measure = masi_distance if level == "masi" else jaccard_distance
-        return _set_distances(coded.labels, measure)
+        return _set_distances(coded.labels, level)
     values = np.asarray(coded.labels, dtype=float)
     difference = values[:, None] - values[None, :]
     if level == "interval":
@@ -491,13 +499,27 @@ def _ordinal_distances(totals):
     return (between - (totals[low] + totals[high]) / 2) ** 2
 
 
-def _set_distances(sets, measure):
-    size = len(sets)
-    distance = np.zeros((size, size))
-    for i in range(size):
-        for j in range(i + 1, size):
-            distance[i, j] = distance[j, i] = measure(sets[i], sets[j])
-    return distance
+def _set_distances(sets, level):
+    """MASI or Jaccard distance between every two distinct sets, from a membership matrix.
+
+    Same results as ``masi_distance`` / ``jaccard_distance`` pair by pair, without a
+    Python call per pair (a multiple-choice question can yield hundreds of distinct sets).
+    """
+    column = {member: i for i, member in enumerate(dict.fromkeys(m for s in sets for m in s))}
+    membership = np.zeros((len(sets), len(column)))
+    for row, labels in enumerate(sets):
+        membership[row, [column[member] for member in labels]] = 1
+    common = membership @ membership.T
+    size = membership.sum(axis=1)
+    union = size[:, None] + size[None, :] - common
+    # Two empty sets are identical: similarity 1.
+    jaccard = np.divide(common, union, out=np.ones_like(common), where=union > 0)
+    if level == "jaccard":
+        return 1 - jaccard
+    identical = (common == size[:, None]) & (common == size[None, :])
+    nested = common == np.minimum(size[:, None], size[None, :])
+    monotonicity = np.select([identical, nested, common > 0], [1, 2 / 3, 1 / 3], 0)
+    return 1 - jaccard * monotonicity
 
 
 def jaccard_distance(first, second):
@@ -537,7 +559,15 @@ def bootstrap_ci(metric, ratings, level=0.95, n_boot=1000, seed=0, **kwargs):
     Units (rows) are resampled with replacement, ``n_boot`` times, from a seeded
     generator, so the same call gives the same interval. Resamples on which the metric
     is undefined are left out, with a warning saying how many.
+
+    ``level`` here is the confidence level, so alpha's level of measurement cannot be
+    passed through ``kwargs``; bind it instead:
+    ``bootstrap_ci(functools.partial(krippendorff_alpha, level="interval"), ratings)``.
     """
+    if isinstance(level, str):
+        raise ValueError(f"level is the confidence level (e.g. 0.95), not {level!r}; for "
+                         "alpha's level of measurement pass functools.partial("
+                         f"krippendorff_alpha, level={level!r}) as the metric")
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1; got {level!r}")
     if int(n_boot) != n_boot or n_boot < 1:
