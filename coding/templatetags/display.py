@@ -18,3 +18,9 @@ def isotime(value, with_time=True):
 @register.filter
 def isodate(value):
     return isotime(value, with_time=False)
+
+
+@register.filter
+def words(value):
+    """'pull_request' as 'pull request'."""
+    return str(value).replace("_", " ")
