@@ -4,7 +4,7 @@ import re
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 
 from . import queue
@@ -40,6 +40,20 @@ def record_coding(assignment, values, *, version=None, notes="", evidence=(),
     return coding
 
 
+def independent_codings(study):
+    """Each coder's last independent revision of each item: what reliability uses (rule 3).
+
+    Revisions made after the item's discussion opened are reconciliation and are
+    left out; so are skipped and released assignments, which hold no coding.
+    """
+    latest = (Coding.objects.filter(assignment=OuterRef("assignment"),
+                                    phase=Coding.Phase.INDEPENDENT)
+              .order_by("-revision").values("pk")[:1])
+    return Coding.objects.filter(assignment__item__study=study,
+                                 assignment__item__deleted_at__isnull=True,
+                                 pk=Subquery(latest))
+
+
 def submit(assignment, values, *, notes="", evidence=(), unsure=False, started_at=None):
     """A coder's submission from the coding page or the API.
 
@@ -54,8 +68,11 @@ def submit(assignment, values, *, notes="", evidence=(), unsure=False, started_a
     version = assignment.item.codebook.current_version()
     values = prune_not_applicable(version, values)
     located = locate_evidence(assignment, evidence, values)
+    # Once the coders have seen their disagreement, a revision is reconciliation.
+    phase = (Coding.Phase.RECONCILIATION if assignment.item.discussion_opened_at
+             else Coding.Phase.INDEPENDENT)
     return record_coding(assignment, values, version=version, notes=notes.strip(),
-                         evidence=located, unsure=unsure,
+                         evidence=located, unsure=unsure, phase=phase,
                          seconds_spent=seconds_since(started_at or assignment.opened_at))
 
 

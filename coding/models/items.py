@@ -34,6 +34,9 @@ class Item(models.Model):
     # Position in the study's random permutation (from Study.queue_seed); each
     # coder walks it from their own starting point.
     random_key = models.FloatField(default=0.0)
+    # When the item's coders were shown their disagreement (the discussion step);
+    # codings submitted after it are reconciliation, not independent.
+    discussion_opened_at = models.DateTimeField(null=True, blank=True)
     # For calibration items: the answers a coder is compared with.
     reference_values = models.JSONField(null=True, blank=True)
     added_at = models.DateTimeField(auto_now_add=True)

@@ -60,6 +60,11 @@ class Study(models.Model):
     allow_self_adjudication = models.BooleanField(
         default=False, help_text="Let an adjudicator decide items they coded themselves."
     )
+    discussion_step = models.BooleanField(
+        default=False,
+        help_text="Once all of an item's codings are in and they differ, its coders see the "
+        "disagreement and may revise (recorded as reconciliation, never used for reliability).",
+    )
     show_feedback = models.BooleanField(
         default=False, help_text="Show coders where they differed from the final decision."
     )

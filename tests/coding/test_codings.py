@@ -41,3 +41,20 @@ def test_a_decision_revision_cannot_be_overwritten(alpha, people):
     with pytest.raises(ValueError):
         decision.save()
     assert Decision.objects.get(pk=decision.pk).value == "analysis"
+
+
+def test_independent_codings_are_each_coders_last_revision_before_discussion(alpha, people):
+    from django.utils import timezone
+
+    from coding.codings import independent_codings, submit
+    from coding.models import Assignment, Item
+
+    item = alpha.papers[0]
+    factories.code(item, people["cora"], label="analysis")
+    second = factories.code(item, people["cora"], label="rl_method", scope="general")
+    cyril = factories.code(item, people["cyril"], label="analysis")
+    Item.objects.filter(pk=item.pk).update(discussion_opened_at=timezone.now())
+    reconciled = submit(Assignment.objects.get(pk=second.assignment_id), {"label": "analysis", "size_b": 7,
+                                            "failures": ["none"], "code_released": "no"})
+    assert reconciled.phase == Coding.Phase.RECONCILIATION
+    assert set(independent_codings(alpha)) == {second, cyril}
