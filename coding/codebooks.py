@@ -114,7 +114,7 @@ def check_values(version, values, complete=True):
             errors[key] = f"not applicable: {question.show_if['question']} is not one of {question.show_if['in']}"
             continue
         try:
-            cleaned[key] = _check_answer(question, answer)
+            cleaned[key] = check_answer(question, answer)
         except ValueError as exc:
             errors[key] = str(exc)
     if errors:
@@ -122,7 +122,7 @@ def check_values(version, values, complete=True):
     return cleaned
 
 
-def _check_answer(question, answer):
+def check_answer(question, answer):
     allowed = [o.value for o in question.options.all()]
     kind = question.kind
     if kind == Question.Kind.SINGLE:

@@ -4,6 +4,15 @@ from django.db import models
 from .items import Item
 
 
+class DecisionQuerySet(models.QuerySet):
+    def current(self):
+        """The highest revision of each (item, question): the final values."""
+        newest = (Decision.objects.filter(item=models.OuterRef("item"),
+                                          question_key=models.OuterRef("question_key"))
+                  .order_by("-revision").values("pk")[:1])
+        return self.filter(pk=models.Subquery(newest))
+
+
 class Decision(models.Model):
     """One revision of the final value of one question for one item. Never updated in place.
 
@@ -12,9 +21,10 @@ class Decision(models.Model):
     """
 
     class Method(models.TextChoices):
-        UNANIMOUS = "unanimous"
-        SINGLE = "single"
-        ADJUDICATED = "adjudicated"
+        UNANIMOUS = "unanimous"  # every coder's independent coding gave this value
+        SINGLE = "single"  # the item was coded by one coder
+        CONSENSUS = "consensus"  # the coders agreed after the discussion step
+        ADJUDICATED = "adjudicated"  # an adjudicator chose it, with who and why
 
     item = models.ForeignKey(Item, related_name="decisions", on_delete=models.CASCADE)
     question_key = models.SlugField(max_length=64)
@@ -27,6 +37,8 @@ class Decision(models.Model):
     )
     rationale = models.TextField(blank=True)
     decided_at = models.DateTimeField(auto_now_add=True)
+
+    objects = DecisionQuerySet.as_manager()
 
     class Meta:
         ordering = ["item", "question_key", "revision"]

@@ -57,6 +57,9 @@ class Study(models.Model):
         default=2, validators=[MinValueValidator(1), MaxValueValidator(20)],
         help_text="How many coders code each item independently."
     )
+    adjudicators_see_blinded = models.BooleanField(
+        default=False, help_text="Show blinded fields to adjudicators on the review page."
+    )
     allow_self_adjudication = models.BooleanField(
         default=False, help_text="Let an adjudicator decide items they coded themselves."
     )
