@@ -9,7 +9,6 @@
   const evidenceInput = document.getElementById("evidence");
   const status = document.getElementById("draft-status");
   const storeKey = "workbench-draft:" + form.dataset.assignment;
-  let focusIndex = 0;
 
   // --- conditional questions -------------------------------------------------
   function answersOf(key) {
@@ -28,76 +27,19 @@
     });
   }
 
-  // --- focus and keys ----------------------------------------------------------
-  const visible = () => questions.filter((q) => !q.hidden);
-  const current = () => visible()[focusIndex];
-
-  function focusQuestion(index) {
-    const shown = visible();
-    if (!shown.length) return;
-    focusIndex = (index + shown.length) % shown.length;
-    questions.forEach((q) => q.classList.remove("focus"));
-    const q = shown[focusIndex];
-    q.classList.add("focus");
-    const target = q.querySelector("input:checked") || q.querySelector("input, textarea");
-    if (target) target.focus({ preventScroll: true });
-    q.scrollIntoView({ block: "nearest" });
-  }
-
-  function choose(number) {
-    const q = current();
-    if (!q) return;
-    const options = Array.from(q.querySelectorAll("input[type=radio], input[type=checkbox]"));
-    const option = options[number - 1];
-    if (!option) return;
-    option.checked = option.type === "checkbox" ? !option.checked : true;
-    if (q.dataset.kind === "number" && option.checked) q.querySelector("input.number").value = "";
-    changed();
-    if (option.type === "radio") focusQuestion(focusIndex + 1);
-  }
-
-  function isTyping(element) {
-    return element.tagName === "TEXTAREA" ||
-      (element.tagName === "INPUT" && ["text", "number", "search"].includes(element.type));
-  }
-
-  document.addEventListener("keydown", (event) => {
-    const keys = document.getElementById("keys");
-    if (keys.open) return;
-    const target = event.target;
-    if (event.key === "Tab" && form.contains(target)) {
-      event.preventDefault();
-      focusQuestion(focusIndex + (event.shiftKey ? -1 : 1));
-      return;
-    }
-    if (isTyping(target)) {
-      if (event.key === "Escape") target.blur();
-      if (event.key === "Enter" && target.closest("#coding-form") && target.tagName === "INPUT") {
-        event.preventDefault();
-        submitForm();
-      }
-      return;
-    }
-    if (event.ctrlKey || event.metaKey || event.altKey) return;
-    const key = event.key;
-    if (/^[1-9]$/.test(key)) { event.preventDefault(); choose(Number(key)); }
-    else if ((key === "y" || key === "n") && current() && current().dataset.kind === "yes_no") {
-      event.preventDefault(); choose(key === "y" ? 1 : 2);
-    }
-    else if (key === "Enter") { event.preventDefault(); submitForm(); }
-    else if (key === "s" || key === "S") { event.preventDefault(); openSkip(); }
-    else if (key === "f" || key === "F") { event.preventDefault(); toggleUnsure(); }
-    else if (key === "p" || key === "P") { event.preventDefault(); document.getElementById("previous-link").click(); }
-    else if (key === "e" || key === "E") { event.preventDefault(); quoteSelection(current()); }
-    else if (key === "?") { event.preventDefault(); keys.showModal(); }
+  // --- keys -------------------------------------------------------------------
+  const keys = window.QuestionKeys(form, {
+    onChange: (q, choice) => {
+      if (q.dataset.kind === "number" && choice.checked) q.querySelector("input.number").value = "";
+    },
+    extraKeys: {
+      s: openSkip,
+      f: toggleUnsure,
+      p: () => document.getElementById("previous-link").click(),
+      e: (q) => quoteSelection(q),
+    },
   });
-
-  document.getElementById("keys-button").addEventListener("click", () => document.getElementById("keys").showModal());
-
-  function submitForm() {
-    localStorage.removeItem(storeKey);
-    form.requestSubmit ? form.requestSubmit(document.getElementById("submit-button")) : form.submit();
-  }
+  const isTyping = keys.isTyping;
 
   function openSkip() {
     const skip = document.getElementById("skip");
@@ -113,10 +55,6 @@
   }
 
   form.addEventListener("submit", () => localStorage.removeItem(storeKey));
-  questions.forEach((q) => q.addEventListener("focusin", () => {
-    focusIndex = visible().indexOf(q);
-    questions.forEach((other) => other.classList.toggle("focus", other === q));
-  }));
 
   // --- evidence ------------------------------------------------------------------
   function evidence() {
@@ -228,5 +166,5 @@
   }
   applyConditions();
   renderQuotes();
-  focusQuestion(0);
+  keys.focusQuestion(0);
 })();

@@ -1,0 +1,86 @@
+// Keyboard handling shared by the coding and review pages: a question in focus,
+// Tab between questions, digits (and Y/N) choose, Enter submits, ? shows the keys.
+// A page passes extra keys as {key: handler}. Choices are the inputs marked data-choice.
+window.QuestionKeys = function (form, options) {
+  "use strict";
+  const settings = Object.assign({ extraKeys: {}, onChange: () => {}, advance: true }, options || {});
+  const questions = Array.from(form.querySelectorAll(".q"));
+  const keys = document.getElementById("keys");
+  let focusIndex = 0;
+
+  const visible = () => questions.filter((q) => !q.hidden);
+  const current = () => visible()[focusIndex];
+
+  function focusQuestion(index) {
+    const shown = visible();
+    if (!shown.length) return;
+    focusIndex = (index + shown.length) % shown.length;
+    questions.forEach((q) => q.classList.remove("focus"));
+    const q = shown[focusIndex];
+    q.classList.add("focus");
+    const target = q.querySelector("input[data-choice]:checked") || q.querySelector("input, textarea, select");
+    if (target) target.focus({ preventScroll: true });
+    q.scrollIntoView({ block: "nearest" });
+  }
+
+  function choose(number) {
+    const q = current();
+    if (!q) return;
+    const choice = Array.from(q.querySelectorAll("input[data-choice]"))[number - 1];
+    if (!choice) return;
+    choice.checked = choice.type === "checkbox" ? !choice.checked : true;
+    choice.dispatchEvent(new Event("change", { bubbles: true }));
+    settings.onChange(q, choice);
+    if (choice.type === "radio" && settings.advance && !choice.dataset.stay) focusQuestion(focusIndex + 1);
+  }
+
+  function isTyping(element) {
+    return element.tagName === "TEXTAREA" || element.tagName === "SELECT" ||
+      (element.tagName === "INPUT" && ["text", "number", "search"].includes(element.type));
+  }
+
+  function submit() {
+    const button = form.querySelector("button[type=submit]");
+    form.requestSubmit ? form.requestSubmit(button) : form.submit();
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (keys && keys.open) return;
+    const target = event.target;
+    if (event.key === "Tab" && form.contains(target)) {
+      event.preventDefault();
+      focusQuestion(focusIndex + (event.shiftKey ? -1 : 1));
+      return;
+    }
+    if (isTyping(target)) {
+      if (event.key === "Escape") target.blur();
+      if (event.key === "Enter" && target.tagName === "INPUT" && form.contains(target)) {
+        event.preventDefault();
+        submit();
+      }
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const key = event.key;
+    const q = current();
+    if (/^[1-9]$/.test(key)) { event.preventDefault(); choose(Number(key)); }
+    else if ((key === "y" || key === "n") && q && q.dataset.kind === "yes_no") {
+      event.preventDefault(); choose(key === "y" ? 1 : 2);
+    }
+    else if (key === "Enter") { event.preventDefault(); submit(); }
+    else if (key === "?" && keys) { event.preventDefault(); keys.showModal(); }
+    else if (settings.extraKeys[key.toLowerCase()]) {
+      event.preventDefault();
+      settings.extraKeys[key.toLowerCase()](q);
+    }
+  });
+
+  questions.forEach((q) => q.addEventListener("focusin", () => {
+    focusIndex = Math.max(0, visible().indexOf(q));
+    questions.forEach((other) => other.classList.toggle("focus", other === q));
+  }));
+  const keysButton = document.getElementById("keys-button");
+  if (keysButton && keys) keysButton.addEventListener("click", () => keys.showModal());
+
+  return { focusQuestion, current, isTyping, submit };
+};
