@@ -71,9 +71,18 @@ def submit(assignment, values, *, notes="", evidence=(), unsure=False, started_a
     # Once the coders have seen their disagreement, a revision is reconciliation.
     phase = (Coding.Phase.RECONCILIATION if assignment.item.discussion_opened_at
              else Coding.Phase.INDEPENDENT)
-    return record_coding(assignment, values, version=version, notes=notes.strip(),
-                         evidence=located, unsure=unsure, phase=phase,
-                         seconds_spent=seconds_since(started_at or assignment.opened_at))
+    coding = record_coding(assignment, values, version=version, notes=notes.strip(),
+                           evidence=located, unsure=unsure, phase=phase,
+                           seconds_spent=seconds_since(started_at or assignment.opened_at))
+    transaction.on_commit(lambda: settle_after_submit(assignment.item))
+    return coding
+
+
+def settle_after_submit(item):
+    """Decide what the new coding settles (unanimous, single, consensus), after it commits."""
+    from .adjudication import settle_item  # adjudication builds on this module
+
+    settle_item(item)
 
 
 def seconds_since(start):

@@ -13,6 +13,7 @@ from django.db import transaction
 from ingest.models import Document, Post
 
 from . import presets
+from .adjudication import settle_study
 from .codebooks import YES_NO, check_values, create_codebook, is_shown
 from .codings import record_coding
 from .queue import add_item, assign
@@ -126,7 +127,8 @@ def _build(rng, report):
     for i, (item, truth) in enumerate(threads[:12]):
         for coder in (coders[(i + 1) % 3], coders[(i + 2) % 3]):
             _code(rng, item, coder, truth)
-    report(total, total, "codings")
+    settle_study(study)
+    report(total, total, "codings and decisions")
     return study
 
 

@@ -12,8 +12,9 @@ class StudySettingsForm(forms.ModelForm):
 
     class Meta:
         model = Study
-        fields = ["name", "description", "overlap", "blinded_fields", "blind_authors",
-                  "allow_self_adjudication", "show_feedback"]
+        fields = ["name", "description", "overlap", "lease_minutes", "blinded_fields",
+                  "blind_authors", "adjudicators_see_blinded", "allow_self_adjudication",
+                  "discussion_step", "show_feedback", "calibration_threshold"]
         widgets = {"description": forms.Textarea(attrs={"rows": 4})}
 
     def __init__(self, *args, **kwargs):

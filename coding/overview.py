@@ -46,6 +46,12 @@ def _actions(study, roles):
                         "Blind coding, keyboard first. Press ? on the page for the keys."))
     actions += [("Codebooks", reverse("study-detail", args=[study.slug]) + "#codebooks",
                 "Read each question's definition and examples.")]
+    if roles & {Role.ADJUDICATOR, Role.OWNER}:
+        actions.append(("Review disagreements", reverse("review-queue", args=[study.slug]),
+                        "Compare the codings side by side and decide the final values."))
+    if Role.CODER in roles and study.show_feedback:
+        actions.append(("Feedback", reverse("feedback", args=[study.slug]),
+                        "Where your answers differed from the final decisions."))
     if roles & CAN_SEE_ALL_CODINGS:
         actions.append(("All codings", reverse("coding-list", args=[study.slug]),
                         "Every submitted coding, by coder."))

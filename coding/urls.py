@@ -17,4 +17,7 @@ urlpatterns = [
     path("studies/<slug:slug>/code/<int:pk>/", views.code_item, name="code-item"),
     path("studies/<slug:slug>/code/<int:pk>/draft/", views.save_draft_view, name="code-draft"),
     path("studies/<slug:slug>/code/<int:pk>/skip/", views.skip_item, name="code-skip"),
+    path("studies/<slug:slug>/review/", views.review_queue, name="review-queue"),
+    path("studies/<slug:slug>/review/<int:item_id>/", views.review_item, name="review-item"),
+    path("studies/<slug:slug>/feedback/", views.feedback, name="feedback"),
 ]

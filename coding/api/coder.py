@@ -7,7 +7,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import queue
+from .. import adjudication, queue
 from ..access import access_assignment, access_study
 from ..blinding import coder_view
 from ..codings import latest_coding, save_draft, submit
@@ -27,7 +27,14 @@ def coder_payload(assignment):
         "latest": latest and {"revision": latest.revision, "values": latest.values,
                               "notes": latest.notes, "evidence": latest.evidence,
                               "unsure": latest.unsure, "submitted_at": latest.submitted_at},
+        # Only once the item's discussion is open, to its coders (the study's choice).
+        "discussion": [{"question": q.key, "answers": groups_payload(groups)}
+                       for q, groups in adjudication.discussion_for(assignment)],
     }
+
+
+def groups_payload(groups):
+    return [{"value": value, "coders": [c.username for c in coders]} for value, coders in groups]
 
 
 def as_api_error(error):

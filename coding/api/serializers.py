@@ -8,9 +8,11 @@ class StudySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Study
-        fields = ["slug", "name", "description", "overlap", "blinded_fields", "blind_authors",
-                  "allow_self_adjudication", "show_feedback", "created_at", "my_roles"]
-        read_only_fields = ["slug", "created_at"]
+        fields = ["slug", "name", "description", "overlap", "lease_minutes", "blinded_fields",
+                  "blind_authors", "adjudicators_see_blinded", "allow_self_adjudication",
+                  "discussion_step", "show_feedback", "calibration_threshold",
+                  "reliability_sample", "created_at", "my_roles"]
+        read_only_fields = ["slug", "created_at", "reliability_sample"]
 
     def get_my_roles(self, study) -> list[str]:
         return sorted(study.roles_of(self.context["request"].user))

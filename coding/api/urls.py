@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import coder, views
+from . import coder, review, views
 
 router = SimpleRouter()
 router.register("studies", views.StudyViewSet, basename="study")
@@ -22,4 +22,10 @@ urlpatterns = router.urls + [
     path("studies/<slug:slug>/queue/", coder.QueueSummary.as_view(), name="api-queue"),
     path("studies/<slug:slug>/reliability-sample/", coder.ReliabilitySample.as_view(),
          name="api-reliability-sample"),
+    path("studies/<slug:slug>/disagreements/", review.DisagreementList.as_view(),
+         name="api-disagreements"),
+    path("studies/<slug:slug>/items/<int:item_id>/review/", review.ItemReview.as_view(),
+         name="api-item-review"),
+    path("studies/<slug:slug>/decisions/", review.DecisionList.as_view(), name="api-decisions"),
+    path("studies/<slug:slug>/feedback/", review.Feedback.as_view(), name="api-feedback"),
 ]

@@ -24,3 +24,12 @@ def isodate(value):
 def words(value):
     """'pull_request' as 'pull request'."""
     return str(value).replace("_", " ")
+
+
+@register.filter
+def show_answer(value):
+    """An answer as a reader wants it: lists joined, nothing shown as a dash."""
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "–"
+    return "–" if value in (None, "") else str(value)
+

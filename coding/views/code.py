@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from .. import queue
+from .. import adjudication, queue
 from ..access import access_assignment, access_study
 from ..blinding import coder_view
 from ..codebooks import parse_form_answers
@@ -162,4 +162,5 @@ def page_context(study, assignment, version, form, errors):
         "opened": timezone.now().isoformat(), "newer_snapshot": newer,
         "progress": progress(study, assignment.coder),
         "draft_saved_at": assignment.draft_saved_at,
+        "discussion": adjudication.discussion_for(assignment),
     }

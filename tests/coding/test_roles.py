@@ -102,8 +102,8 @@ def test_coder_cannot_open_or_post_the_settings_page(alpha, people, client_for):
 
 def test_owner_saves_settings_in_the_browser_form(alpha, people, client_for):
     response = client_for(people["olive"]).post(f"/studies/{alpha.slug}/settings/", {
-        "name": "Alpha study", "description": "", "overlap": 3,
-        "blinded_fields": "state, merged", "show_feedback": "on",
+        "name": "Alpha study", "description": "", "overlap": 3, "lease_minutes": 30,
+        "calibration_threshold": 0.8, "blinded_fields": "state, merged", "show_feedback": "on",
     })
     assert response.status_code == 302
     alpha.refresh_from_db()

@@ -1,9 +1,11 @@
 // Keyboard handling shared by the coding and review pages: a question in focus,
 // Tab between questions, digits (and Y/N) choose, Enter submits, ? shows the keys.
-// A page passes extra keys as {key: handler}. Choices are the inputs marked data-choice.
+// A page passes extra keys as {key: handler}; choices are the inputs matching
+// options.choices (by default those marked data-choice).
 window.QuestionKeys = function (form, options) {
   "use strict";
-  const settings = Object.assign({ extraKeys: {}, onChange: () => {}, advance: true }, options || {});
+  const settings = Object.assign(
+    { extraKeys: {}, onChange: () => {}, advance: true, choices: "input[data-choice]" }, options || {});
   const questions = Array.from(form.querySelectorAll(".q"));
   const keys = document.getElementById("keys");
   let focusIndex = 0;
@@ -18,7 +20,7 @@ window.QuestionKeys = function (form, options) {
     questions.forEach((q) => q.classList.remove("focus"));
     const q = shown[focusIndex];
     q.classList.add("focus");
-    const target = q.querySelector("input[data-choice]:checked") || q.querySelector("input, textarea, select");
+    const target = q.querySelector(settings.choices + ":checked") || q.querySelector("input, textarea, select");
     if (target) target.focus({ preventScroll: true });
     q.scrollIntoView({ block: "nearest" });
   }
@@ -26,7 +28,7 @@ window.QuestionKeys = function (form, options) {
   function choose(number) {
     const q = current();
     if (!q) return;
-    const choice = Array.from(q.querySelectorAll("input[data-choice]"))[number - 1];
+    const choice = Array.from(q.querySelectorAll(settings.choices))[number - 1];
     if (!choice) return;
     choice.checked = choice.type === "checkbox" ? !choice.checked : true;
     choice.dispatchEvent(new Event("change", { bubbles: true }));

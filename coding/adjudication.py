@@ -1,0 +1,280 @@
+"""Disagreements and decisions: the one home of "what is the final value, and how was it reached".
+
+An item is settled question by question once all the codings it needs are in:
+the same independent value from every coder is decided as unanimous (single when
+one coder was asked for); differing values wait for an adjudicator. With the
+study's discussion step, the coders of a disagreeing item first see each other's
+values and may revise; if their revisions agree, the value is decided as
+consensus. Reconciliation revisions never touch the independent codings that
+reliability uses, and a decision an adjudicator made is never replaced by an
+automatic one.
+"""
+
+from dataclasses import dataclass, field
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import Count, F, Max, OuterRef, Q, Subquery
+from django.utils import timezone
+
+from .codebooks import check_answer, is_shown
+from .codings import independent_codings
+from .models import Assignment, Coding, Decision, Item, Role
+
+NOT_APPLICABLE = "n/a"  # the question's condition was not met for this coder
+MISSING = "missing"  # the question applied but the coder left it unanswered
+AUTOMATIC = (Decision.Method.UNANIMOUS, Decision.Method.SINGLE, Decision.Method.CONSENSUS)
+ORDERS = {"most": "most coders disagreeing", "oldest": "oldest first", "question": "question order"}
+
+
+@dataclass
+class ItemCodings:
+    """One item's codings: each coder's independent one and their latest (after discussion)."""
+
+    item: Item
+    independent: dict = field(default_factory=dict)  # coder -> Coding
+    latest: dict = field(default_factory=dict)  # coder -> Coding
+
+
+@dataclass
+class Disagreement:
+    item: Item
+    question: object
+    groups: list  # [(answer, [coders])], largest group first
+    decision: Decision | None
+    last_coded: object
+    in_discussion: bool
+
+    @property
+    def coders(self):
+        return sorted(c.username for _, coders in self.groups for c in coders)
+
+
+def answer(coding, question):
+    """A coder's answer to a question, or NOT_APPLICABLE / MISSING."""
+    if not is_shown(question, coding.values):
+        return NOT_APPLICABLE
+    value = coding.values.get(question.key)
+    return MISSING if value in (None, "", []) else value
+
+
+def group_answers(codings, question):
+    """[(answer, [coders])] with the most-chosen answer first, ties in coder order."""
+    groups = {}
+    for coder, coding in sorted(codings.items(), key=lambda pair: pair[0].username):
+        value = answer(coding, question)
+        groups.setdefault(_key(value), (value, []))[1].append(coder)
+    return sorted(groups.values(), key=lambda group: -len(group[1]))
+
+
+def _key(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
+def questions_of(item):
+    return list(item.codebook.current_version().questions.prefetch_related("options"))
+
+
+def gather(items):
+    """ItemCodings for each item, in two queries whatever the number of items."""
+    by_item = {item.pk: ItemCodings(item) for item in items}
+    latest = (Coding.objects.filter(assignment=OuterRef("assignment"))
+              .order_by("-revision").values("pk")[:1])
+    rows = [("independent", independent_codings(items[0].study) if items else Coding.objects.none()),
+            ("latest", Coding.objects.filter(pk=Subquery(latest)))]
+    for slot, codings in rows:
+        for coding in (codings.filter(assignment__item__in=list(by_item))
+                       .select_related("assignment__coder")):
+            getattr(by_item[coding.assignment.item_id], slot)[coding.assignment.coder] = coding
+    return by_item
+
+
+# --- settling items as codings arrive ---------------------------------------------
+
+def complete_items(study):
+    """Main-round items whose submitted codings reached the number they need."""
+    return (Item.objects.alive().filter(study=study, round=Item.Round.MAIN)
+            .annotate(submitted=Count("assignments",
+                                      filter=Q(assignments__status=Assignment.Status.SUBMITTED)))
+            .filter(submitted__gte=F("target"), submitted__gt=0))
+
+
+@transaction.atomic
+def settle_item(item):
+    """Record the automatic decisions of a complete item; open its discussion if the study
+    has that step and the coders differ. Safe to run any number of times."""
+    item = Item.objects.select_for_update().select_related("study", "codebook").get(pk=item.pk)
+    if not complete_items(item.study).filter(pk=item.pk).exists():
+        return
+    codings = gather([item])[item.pk]
+    differs = False
+    for question in questions_of(item):
+        groups = group_answers(codings.independent, question)
+        if len(groups) == 1:
+            method = (Decision.Method.SINGLE if len(codings.independent) == 1
+                      else Decision.Method.UNANIMOUS)
+            _record_automatic(item, question.key, groups[0][0], method)
+            continue
+        differs = True
+        if item.discussion_opened_at:
+            revised = group_answers(codings.latest, question)
+            if len(revised) == 1:
+                _record_automatic(item, question.key, revised[0][0], Decision.Method.CONSENSUS)
+    if differs and item.study.discussion_step and not item.discussion_opened_at:
+        Item.objects.filter(pk=item.pk).update(discussion_opened_at=timezone.now())
+
+
+def settle_study(study):
+    """Settle every complete item (after a change of settings, or from the command line)."""
+    settled = 0
+    for item in complete_items(study).order_by("pk").iterator(chunk_size=500):
+        settle_item(item)
+        settled += 1
+    return settled
+
+
+def _record_automatic(item, question_key, value, method):
+    if value in (NOT_APPLICABLE, MISSING):
+        return
+    current = current_decision(item, question_key)
+    if current and (current.method == Decision.Method.ADJUDICATED or
+                    (current.method == method and current.value == value)):
+        return
+    _append(item, question_key, value, method)
+
+
+def _append(item, question_key, value, method, user=None, rationale=""):
+    last = (Decision.objects.filter(item=item, question_key=question_key)
+            .aggregate(n=Max("revision"))["n"] or 0)
+    return Decision.objects.create(item=item, question_key=question_key, revision=last + 1,
+                                   value=value, method=method, decided_by=user,
+                                   rationale=rationale)
+
+
+def current_decision(item, question_key):
+    return (Decision.objects.filter(item=item, question_key=question_key)
+            .order_by("-revision").first())
+
+
+# --- adjudicating -------------------------------------------------------------------
+
+def can_decide(item, user):
+    """Adjudicators and owners decide; by default not on items they coded themselves."""
+    roles = item.study.roles_of(user)
+    if not roles & {Role.ADJUDICATOR, Role.OWNER}:
+        return False
+    coded = Assignment.objects.filter(item=item, coder=user).exists()
+    return item.study.allow_self_adjudication or not coded
+
+
+@transaction.atomic
+def decide(item, question_key, value, user, rationale=""):
+    """Record an adjudicator's value for one question; a later call adds a revision.
+
+    A value that no coder gave needs a rationale.
+    """
+    if not can_decide(item, user):
+        raise PermissionDenied("You coded this item; this study does not let coders decide "
+                               "their own items.")
+    Item.objects.select_for_update().filter(pk=item.pk).first()
+    question = next((q for q in questions_of(item) if q.key == question_key), None)
+    if question is None:
+        raise ValidationError({"question": f"no question {question_key!r} in this codebook"})
+    try:
+        value = check_answer(question, value)
+    except ValueError as error:
+        raise ValidationError({question_key: str(error)}) from error
+    codings = gather([item])[item.pk]
+    given = {_key(answer(c, question))
+             for c in [*codings.independent.values(), *codings.latest.values()]}
+    if _key(value) not in given and not rationale.strip():
+        raise ValidationError({question_key: "A value that no coder gave needs a rationale."})
+    return _append(item, question_key, value, Decision.Method.ADJUDICATED, user,
+                   rationale.strip())
+
+
+# --- the disagreement queue ---------------------------------------------------------------
+
+def disagreements(study, *, question=None, coders=None, category=None, status="open",
+                  order="most"):
+    """Items and questions whose independent codings differ, with the current decision.
+
+    `coders`: a pair of usernames that must both be among those who differ;
+    `category`: an answer one of the coders gave; `status`: open, decided or all.
+    """
+    items = list(complete_items(study).filter(submitted__gt=1)
+                 .select_related("document", "codebook", "study"))
+    codings = gather(items)
+    decisions = {(d.item_id, d.question_key): d
+                 for d in Decision.objects.current().filter(item__in=items)}
+    questions = {}
+    found = []
+    for item in items:
+        held = codings[item.pk]
+        if item.codebook_id not in questions:
+            questions[item.codebook_id] = questions_of(item)
+        for position, q in enumerate(questions[item.codebook_id]):
+            groups = group_answers(held.independent, q)
+            if len(groups) < 2:
+                continue
+            decision = decisions.get((item.pk, q.key))
+            decided = decision is not None
+            if (status == "open" and decided) or (status == "decided" and not decided):
+                continue
+            row = Disagreement(item, q, groups, decision,
+                               max(c.submitted_at for c in held.independent.values()),
+                               item.discussion_opened_at is not None)
+            row.position = position
+            if _matches(row, question, coders, category):
+                found.append(row)
+    return sorted(found, key=_ordering(order))
+
+
+def _matches(row, question, coders, category):
+    if question and row.question.key != question:
+        return False
+    if coders and not set(coders) <= set(row.coders):
+        return False
+    return not category or any(category in (v if isinstance(v, list) else [v])
+                               for v, _ in row.groups)
+
+
+def _ordering(order):
+    if order == "oldest":
+        return lambda row: (row.last_coded, row.item.pk, row.position)
+    if order == "question":
+        return lambda row: (row.position, row.last_coded, row.item.pk)
+    return lambda row: (-len(row.groups), row.last_coded, row.item.pk, row.position)
+
+
+# --- what coders may see after the fact -----------------------------------------------
+
+def discussion_for(assignment):
+    """For a coder of an item in discussion: the answers that differ, by coder."""
+    item = assignment.item
+    if not item.discussion_opened_at or assignment.status != Assignment.Status.SUBMITTED:
+        return []
+    codings = gather([item])[item.pk]
+    return [(q, groups) for q in questions_of(item)
+            if len(groups := group_answers(codings.latest, q)) > 1]
+
+
+def feedback_for(study, coder):
+    """Where the coder's independent answers differ from final decisions (if the study allows)."""
+    if not study.show_feedback:
+        return []
+    mine = {c.assignment.item_id: c for c in independent_codings(study)
+            .filter(assignment__coder=coder).select_related("assignment__item__document",
+                                                            "assignment__item__codebook")}
+    rows, questions = [], {}
+    for decision in (Decision.objects.current().filter(item__in=list(mine))
+                     .select_related("item").order_by("item_id", "question_key")):
+        coding = mine[decision.item_id]
+        item = coding.assignment.item
+        if item.codebook_id not in questions:
+            questions[item.codebook_id] = {q.key: q for q in questions_of(item)}
+        question = questions[item.codebook_id].get(decision.question_key)
+        if question and answer(coding, question) != decision.value:
+            rows.append({"item": coding.assignment.item, "question": question,
+                         "yours": answer(coding, question), "decision": decision})
+    return rows

@@ -1,0 +1,123 @@
+"""Disagreements and decisions over the API: the same functions as the review page."""
+
+from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .. import adjudication
+from ..access import access_study
+from ..models import Decision, Role
+from .coder import as_api_error, groups_payload
+
+REVIEWERS = {Role.ADJUDICATOR, Role.OWNER}
+
+
+class DecisionSerializer(serializers.ModelSerializer):
+    item = serializers.IntegerField(source="item_id", read_only=True)
+    decided_by = serializers.CharField(source="decided_by.username", default=None, read_only=True)
+
+    class Meta:
+        model = Decision
+        fields = ["item", "question_key", "revision", "value", "method", "decided_by",
+                  "rationale", "decided_at"]
+
+
+class DecideSerializer(serializers.Serializer):
+    question = serializers.CharField()
+    value = serializers.JSONField(help_text="The final value, in the form a coding answers it.")
+    rationale = serializers.CharField(required=False, allow_blank=True, default="",
+                                      help_text="Required when the value matches no coder.")
+
+
+class DisagreementList(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter(name, str, required=False) for name in
+                    ("question", "coders", "category", "status", "order")],
+        responses={200: dict},
+    )
+    def get(self, request, slug):
+        """Items and questions whose independent codings differ (open by default)."""
+        from ..views.review import queue_filters
+
+        study = access_study(request.user, slug, roles=REVIEWERS)
+        filters, _ = queue_filters(request)
+        rows = adjudication.disagreements(study, **filters)
+        return Response({"count": len(rows), "results": [{
+            "item": row.item.pk, "document_key": row.item.document.key,
+            "question": row.question.key, "answers": groups_payload(row.groups),
+            "in_discussion": row.in_discussion,
+            "decision": row.decision and DecisionSerializer(row.decision).data,
+        } for row in rows]})
+
+
+class ItemReview(APIView):
+    @extend_schema(responses={200: dict})
+    def get(self, request, slug, item_id):
+        """Each coder's independent and latest coding of the item, and its current decisions."""
+        study = access_study(request.user, slug, roles=REVIEWERS)
+        item = get_object_or_404(study.items.alive(), pk=item_id)
+        held = adjudication.gather([item])[item.pk]
+
+        def coding(c):
+            return {"revision": c.revision, "phase": c.phase, "values": c.values,
+                    "notes": c.notes, "evidence": c.evidence, "unsure": c.unsure,
+                    "seconds_spent": c.seconds_spent, "submitted_at": c.submitted_at}
+
+        return Response({
+            "item": item.pk, "can_decide": adjudication.can_decide(item, request.user),
+            "coders": {coder.username: {"independent": coding(c),
+                                        "latest": coding(held.latest[coder])}
+                       for coder, c in held.independent.items()},
+            "decisions": DecisionSerializer(item.decisions.current(), many=True).data,
+        })
+
+    @extend_schema(request=DecideSerializer, responses={201: DecisionSerializer})
+    def post(self, request, slug, item_id):
+        """Decide one question; deciding it again adds a revision."""
+        study = access_study(request.user, slug, roles=REVIEWERS)
+        item = get_object_or_404(study.items.alive(), pk=item_id)
+        data = DecideSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            decision = adjudication.decide(item, data.validated_data["question"],
+                                           data.validated_data["value"], request.user,
+                                           data.validated_data["rationale"])
+        except DjangoValidationError as error:
+            raise as_api_error(error) from error
+        except PermissionDenied as error:
+            return Response({"detail": str(error)}, status=status.HTTP_403_FORBIDDEN)
+        return Response(DecisionSerializer(decision).data, status=status.HTTP_201_CREATED)
+
+
+class DecisionList(generics.ListAPIView):
+    """Current decisions (or every revision with ?history=1). Owners, adjudicators, viewers."""
+
+    serializer_class = DecisionSerializer
+
+    @extend_schema(parameters=[OpenApiParameter("history", bool, required=False)])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        study = access_study(self.request.user, self.kwargs["slug"],
+                             roles={*REVIEWERS, Role.VIEWER})
+        decisions = Decision.objects.filter(item__study=study)
+        if self.request.query_params.get("history") not in ("1", "true"):
+            decisions = decisions.current()
+        return decisions.select_related("decided_by").order_by("item_id", "question_key",
+                                                                "revision")
+
+
+class Feedback(APIView):
+    @extend_schema(responses={200: dict})
+    def get(self, request, slug):
+        """Where your independent answers differ from final decisions, if the study allows it."""
+        study = access_study(request.user, slug, roles={Role.CODER})
+        return Response({"enabled": study.show_feedback, "results": [{
+            "item": row["item"].pk, "question": row["question"].key, "yours": row["yours"],
+            "decision": DecisionSerializer(row["decision"]).data,
+        } for row in adjudication.feedback_for(study, request.user)]})

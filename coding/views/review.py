@@ -1,0 +1,133 @@
+"""Reviewing disagreements: the queue, the side-by-side review page, coder feedback."""
+
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+
+from .. import adjudication
+from ..access import access_study
+from ..blinding import coder_view
+from ..codebooks import parse_form_answers
+from ..models import Role
+
+REVIEWERS = {Role.ADJUDICATOR, Role.OWNER}
+FILTERS = ("question", "coders", "category", "status", "order")
+
+
+def queue_filters(request):
+    raw = {name: request.GET.get(name, "").strip() for name in FILTERS}
+    return {
+        "question": raw["question"] or None,
+        "coders": [c.strip() for c in raw["coders"].split(",") if c.strip()] or None,
+        "category": raw["category"] or None,
+        "status": raw["status"] if raw["status"] in ("open", "decided", "all") else "open",
+        "order": raw["order"] if raw["order"] in adjudication.ORDERS else "most",
+    }, raw
+
+
+@login_required
+def review_queue(request, slug):
+    study = access_study(request.user, slug, roles=REVIEWERS)
+    filters, raw = queue_filters(request)
+    rows = adjudication.disagreements(study, **filters)
+    questions = sorted({(row.question.key, row.question.text) for row in rows})
+    return render(request, "coding/review_queue.html", {
+        "study": study, "rows": rows, "raw": raw, "filters": filters,
+        "orders": adjudication.ORDERS, "question_choices": questions,
+        "statuses": ("open", "decided", "all"),
+        "query": request.GET.urlencode(),
+    })
+
+
+@login_required
+def review_item(request, slug, item_id):
+    study = access_study(request.user, slug, roles=REVIEWERS)
+    item = get_object_or_404(study.items.alive().select_related("snapshot", "codebook", "document"),
+                             pk=item_id)
+    questions = adjudication.questions_of(item)
+    errors = {}
+    if request.method == "POST":
+        errors = record_decisions(item, questions, request)
+        if not errors:
+            return redirect(next_review_url(study, item, request))
+    context = review_context(study, item, questions, errors, request)
+    return render(request, "coding/review_item.html", context, status=400 if errors else 200)
+
+
+def record_decisions(item, questions, request):
+    """Decide each question the form chose a value for; errors keyed by question."""
+    others = parse_form_answers(item.codebook.current_version(), request.POST)
+    errors = {}
+    for question in questions:
+        choice = request.POST.get(f"d-{question.key}", "")
+        if not choice:
+            continue
+        try:
+            value = others.get(question.key) if choice == "other" else json.loads(choice)
+        except json.JSONDecodeError:
+            errors[question.key] = ["Choose one of the values offered."]
+            continue
+        try:
+            adjudication.decide(item, question.key, value, request.user,
+                                request.POST.get(f"why-{question.key}", ""))
+        except ValidationError as error:
+            errors.update(error.message_dict)
+        except PermissionDenied as error:
+            errors["__all__"] = [str(error)]
+            break
+    return errors
+
+
+def next_review_url(study, item, request):
+    """The next open disagreement in the queue as filtered, or the queue itself."""
+    filters, _ = queue_filters(request)
+    filters["status"] = "open"
+    query = request.GET.urlencode()
+    for row in adjudication.disagreements(study, **filters):
+        if row.item.pk != item.pk and adjudication.can_decide(row.item, request.user):
+            return reverse("review-item", args=[study.slug, row.item.pk]) + (f"?{query}" if query else "")
+    return reverse("review-queue", args=[study.slug]) + (f"?{query}" if query else "")
+
+
+def review_context(study, item, questions, errors, request):
+    codings = adjudication.gather([item])[item.pk]
+    coders = sorted(codings.independent, key=lambda c: c.username)
+    decisions = {q.key: adjudication.current_decision(item, q.key) for q in questions}
+    rows = []
+    for question in questions:
+        groups = adjudication.group_answers(codings.independent, question)
+        question.answer = None
+        question.answers = []
+        question.option_values = [o.value for o in question.options.all()]
+        rows.append({
+            "question": question, "groups": groups, "differs": len(groups) > 1,
+            "choices": [(json.dumps(value), value, group) for value, group in groups
+                        if value not in (adjudication.NOT_APPLICABLE, adjudication.MISSING)],
+            "cells": [adjudication.answer(codings.independent[c], question) for c in coders],
+            "revised": ([adjudication.answer(codings.latest[c], question) for c in coders]
+                        if item.discussion_opened_at else None),
+            "decision": decisions[question.key], "errors": errors.get(question.key, []),
+            "history": list(item.decisions.filter(question_key=question.key)
+                            .order_by("-revision").select_related("decided_by")),
+        })
+    content = coder_view(study, item.snapshot.content)
+    hidden = ({key: value for key, value in item.snapshot.content.items() if key not in content}
+              if study.adjudicators_see_blinded else {})
+    return {
+        "study": study, "item": item, "content": content, "hidden": hidden, "coders": coders,
+        "codings": [codings.independent[c] for c in coders], "rows": rows,
+        "errors": errors.get("__all__", []), "can_decide": adjudication.can_decide(item, request.user),
+        "query": request.GET.urlencode(),
+    }
+
+
+@login_required
+def feedback(request, slug):
+    """A coder's differences from the final decisions, when the study allows it."""
+    study = access_study(request.user, slug, roles={Role.CODER})
+    return render(request, "coding/feedback.html", {
+        "study": study, "rows": adjudication.feedback_for(study, request.user),
+    })
