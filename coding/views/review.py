@@ -118,6 +118,7 @@ def review_context(study, item, questions, errors, request):
               if study.adjudicators_see_blinded else {})
     return {
         "study": study, "item": item, "content": content, "hidden": hidden, "coders": coders,
+        "differing": any(row["differs"] for row in rows),
         "codings": [codings.independent[c] for c in coders], "rows": rows,
         "errors": errors.get("__all__", []), "can_decide": adjudication.can_decide(item, request.user),
         "query": request.GET.urlencode(),
