@@ -72,3 +72,29 @@ def test_a_jobs_log_keeps_where_and_why(db):
     jobs.log(job, "missing field 'title'", level="error", location="papers.jsonl line 17")
     assert [(e.location, e.message) for e in job.events.all()] == [
         ("papers.jsonl line 17", "missing field 'title'")]
+
+
+def test_the_job_page_shows_progress_and_log_to_whoever_started_it(people, client_for):
+    job = Job.objects.create(kind="load_demo", created_by=people["olive"], total=10, done=4,
+                             status=Job.Status.RUNNING, message="papers")
+    jobs.log(job, "bad date '2025-13-01'", level="error", location="papers.jsonl line 9")
+    olive = client_for(people["olive"])
+    page = olive.get(f"/jobs/{job.pk}/").content.decode()
+    assert "4 of 10 done" in page and "papers.jsonl line 9" in page
+    api = olive.get(f"/api/jobs/{job.pk}/").json()
+    assert (api["percent"], api["events"][0]["location"]) == (40, "papers.jsonl line 9")
+
+
+def test_someone_elses_job_does_not_exist_for_you(people, client_for):
+    job = Job.objects.create(kind="load_demo", created_by=people["olive"])
+    cora = client_for(people["cora"])
+    assert cora.get(f"/jobs/{job.pk}/").status_code == 404
+    assert cora.get(f"/api/jobs/{job.pk}/").status_code == 404
+    assert cora.post(f"/api/jobs/{job.pk}/cancel/").status_code == 404
+
+
+def test_cancelling_from_the_page_stops_a_queued_job(people, client_for):
+    job = Job.objects.create(kind="load_demo", created_by=people["olive"])
+    client_for(people["olive"]).post(f"/jobs/{job.pk}/cancel/")
+    job.refresh_from_db()
+    assert job.status == Job.Status.CANCELLED

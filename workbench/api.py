@@ -1,0 +1,51 @@
+"""Jobs over the API: status, progress, log and cancelling; the same rules as the job page."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from . import jobs
+from .models import Job, JobEvent
+from .views import access_job, job_progress
+
+
+class JobEventSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = JobEvent
+        fields = ["level", "location", "message", "created_at"]
+
+
+class JobSerializer(serializers.ModelSerializer):
+    percent = serializers.IntegerField(read_only=True)
+    progress = serializers.SerializerMethodField()
+    events = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Job
+        fields = ["id", "kind", "params", "status", "done", "total", "percent", "message",
+                  "error", "result", "created_at", "started_at", "finished_at", "progress",
+                  "events"]
+
+    def get_progress(self, job) -> dict:
+        return job_progress(job)
+
+    def get_events(self, job) -> list[dict]:
+        return JobEventSerializer(job.events.order_by("id")[:500], many=True).data
+
+
+class JobDetail(APIView):
+    @extend_schema(responses=JobSerializer)
+    def get(self, request, pk):
+        """A job you started: status, progress (rate, time left), result and log."""
+        return Response(JobSerializer(access_job(request.user, pk)).data)
+
+
+class JobCancel(APIView):
+    @extend_schema(request=None, responses=JobSerializer)
+    def post(self, request, pk):
+        """Ask the job to stop; a running job stops at its next progress report."""
+        job = access_job(request.user, pk)
+        jobs.cancel(job)
+        job.refresh_from_db()
+        return Response(JobSerializer(job).data)

@@ -1,0 +1,44 @@
+"""The job page: live progress of long work, its log, and cancelling it."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from . import jobs
+from .models import Job
+
+
+def access_job(user, pk):
+    """A job is visible to whoever started it (and to staff); to anyone else it does not exist."""
+    job = Job.objects.filter(pk=pk).first()
+    if job is None or not (job.created_by_id == user.pk or user.is_staff):
+        raise Http404("No such job.")
+    return job
+
+
+def job_progress(job):
+    """Rate and remaining time from the work reported so far."""
+    elapsed = ((job.finished_at or timezone.now()) - job.started_at).total_seconds() if job.started_at else 0
+    rate = job.done / elapsed if elapsed > 0 else None
+    remaining = (job.total - job.done) / rate if rate and job.total and not job.finished else None
+    return {"elapsed": round(elapsed), "rate": rate and round(rate, 1),
+            "remaining": remaining and round(remaining)}
+
+
+@login_required
+def job_detail(request, pk):
+    job = access_job(request.user, pk)
+    template = "jobs/_progress.html" if request.htmx else "jobs/job.html"
+    return render(request, template, {
+        "job": job, "progress": job_progress(job),
+        "events": job.events.order_by("id")[:500], "event_count": job.events.count(),
+    })
+
+
+@login_required
+@require_POST
+def job_cancel(request, pk):
+    jobs.cancel(access_job(request.user, pk))
+    return redirect("job-detail", pk=pk)
