@@ -134,8 +134,11 @@ def settle_study(study):
 
 
 def _record_automatic(item, question_key, value, method):
-    if value in (NOT_APPLICABLE, MISSING):
+    """Not applicable for every coder needs no decision; left unanswered by every coder
+    is decided as null, so "missing" stays distinct from "not decided yet"."""
+    if value == NOT_APPLICABLE:
         return
+    value = None if value == MISSING else value
     current = current_decision(item, question_key)
     if current and (current.method == Decision.Method.ADJUDICATED or
                     (current.method == method and current.value == value)):

@@ -7,3 +7,4 @@ class CodingConfig(AppConfig):
 
     def ready(self):
         from . import jobs  # noqa: F401  registers the job handlers
+        from .export import jobs as export_jobs  # noqa: F401

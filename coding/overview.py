@@ -58,6 +58,9 @@ def _actions(study, roles):
     elif Role.CODER in roles:
         actions.append(("My codings", reverse("coding-list", args=[study.slug]),
                         "What you have submitted so far."))
+    if roles & {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}:
+        actions.append(("Export", reverse("export", args=[study.slug]),
+                        "The coded dataset with its data dictionary, for pandas or R."))
     if Role.OWNER in roles:
         actions.append(("Queue", reverse("queue", args=[study.slug]),
                         "Progress per coder and round; the reliability sample."))

@@ -20,4 +20,7 @@ urlpatterns = [
     path("studies/<slug:slug>/review/", views.review_queue, name="review-queue"),
     path("studies/<slug:slug>/review/<int:item_id>/", views.review_item, name="review-item"),
     path("studies/<slug:slug>/feedback/", views.feedback, name="feedback"),
+    path("studies/<slug:slug>/export/", views.export_page, name="export"),
+    path("studies/<slug:slug>/exports/<int:job_id>/download/", views.export_download,
+         name="export-download"),
 ]

@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import coder, review, views
+from . import coder, export, review, views
 
 router = SimpleRouter()
 router.register("studies", views.StudyViewSet, basename="study")
@@ -28,4 +28,7 @@ urlpatterns = router.urls + [
          name="api-item-review"),
     path("studies/<slug:slug>/decisions/", review.DecisionList.as_view(), name="api-decisions"),
     path("studies/<slug:slug>/feedback/", review.Feedback.as_view(), name="api-feedback"),
+    path("studies/<slug:slug>/exports/", export.ExportStart.as_view(), name="api-exports"),
+    path("studies/<slug:slug>/exports/<int:job_id>/download/", export.ExportDownload.as_view(),
+         name="api-export-download"),
 ]

@@ -1,0 +1,1 @@
+"""Exporting the coded dataset: see bundle.build_bundle and coding.dataset.load."""

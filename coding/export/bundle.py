@@ -1,0 +1,225 @@
+"""The export bundle: tables, data dictionary, codebook, provenance README and checksums, zipped.
+
+Reproducible (design brief, rule 6): the same data and options give the same
+bytes. Rows come in a fixed order, writers add nothing run-dependent, zip entries
+carry a fixed date, and the README states when the data was last changed rather
+than when it was exported (the job row keeps that).
+"""
+
+import csv
+import hashlib
+import io
+import json
+import os
+import shutil
+import tempfile
+import zipfile
+from importlib.metadata import version as package_version
+from pathlib import Path
+
+from django.db.models import Count, Max
+from django.utils.text import slugify
+
+from coding.codings import independent_codings
+from coding.models import Coding, Decision, Item
+
+from . import rows
+from .fields import DECISION_FIELDS, ITEM_FIELDS, LONG_FIELDS, STATUS_NOTE, wide_fields
+from .writers import WRITERS
+
+SHAPES = ("wide", "long", "decisions", "items")
+FORMATS = ("csv", "parquet", "jsonl")
+MEDIA_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson",
+               "parquet": "application/vnd.apache.parquet"}
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+def check_options(shapes, fmt):
+    unknown = [s for s in shapes if s not in SHAPES]
+    if unknown or not shapes:
+        raise ValueError(f"shapes must be some of {', '.join(SHAPES)}; got {', '.join(shapes) or 'none'}")
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
+
+
+def tables(study, shape, names):
+    """(table name, fields, rows) for one shape; wide gives one table per codebook."""
+    if shape == "items":
+        return [("items", ITEM_FIELDS, rows.items(study))]
+    if shape == "long":
+        return [("long", LONG_FIELDS, rows.long(study, names))]
+    if shape == "decisions":
+        return [("decisions", DECISION_FIELDS, rows.decisions(study, names))]
+    found = []
+    for codebook in study.codebooks.order_by("pk"):
+        version = codebook.current_version()
+        if version is not None:
+            found.append((f"wide-{slugify(codebook.name)}", wide_fields(version),
+                          rows.wide(study, codebook, version)))
+    return found
+
+
+def estimate_rows(study, shapes):
+    """Rows the export will write, for the progress bar."""
+    items = Item.objects.alive().filter(study=study).count()
+    questions = max(1, max((c.current_version().questions.count() for c in study.codebooks.all()
+                            if c.current_version()), default=1))
+    per_shape = {
+        "items": items, "wide": items,
+        "long": Coding.objects.filter(assignment__item__study=study).count() * questions,
+        "decisions": Decision.objects.filter(item__study=study).count(),
+    }
+    return sum(per_shape[s] for s in shapes)
+
+
+def build_bundle(study, out_path, *, shapes, fmt, include_mapping=False, report=None):
+    """Write the bundle to out_path (atomically: a temporary file renamed when complete)."""
+    check_options(shapes, fmt)
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    names = rows.pseudonyms(study)
+    write, extension = WRITERS[fmt]
+    total = estimate_rows(study, shapes)
+    done = 0
+
+    def progress(count):
+        nonlocal done
+        done += count
+        if report:
+            report(min(done, total), total, f"{done} rows written")
+
+    with tempfile.TemporaryDirectory(dir=out_path.parent) as tmp:
+        tmp = Path(tmp)
+        resources = []
+        for shape in shapes:
+            for name, fields, table_rows in tables(study, shape, names):
+                filename = f"{name}.{extension}"
+                count = write(tmp / filename, fields, table_rows, on_batch=progress)
+                resources.append(resource(tmp / filename, name, fmt, fields, count))
+        files = {r["path"] for r in resources}
+        (tmp / "codebook.json").write_text(codebook_json(study), encoding="utf-8")
+        files.add("codebook.json")
+        if include_mapping:
+            (tmp / "coders.csv").write_text(mapping_csv(study, names), encoding="utf-8")
+            files.add("coders.csv")
+        datapackage = data_package(study, resources)
+        (tmp / "datapackage.json").write_text(datapackage, encoding="utf-8")
+        (tmp / "README.md").write_text(
+            readme(study, shapes, fmt, include_mapping, resources), encoding="utf-8")
+        files |= {"datapackage.json", "README.md"}
+        sums = "".join(f"{sha256(tmp / f)}  {f}\n" for f in sorted(files))
+        (tmp / "SHA256SUMS").write_text(sums, encoding="utf-8")
+        partial = out_path.with_suffix(".partial")
+        zip_files(tmp, sorted(files | {"SHA256SUMS"}), partial)
+        os.replace(partial, out_path)
+    return {"rows": {r["name"]: r["rows"] for r in resources}, "path": str(out_path),
+            "sha256": sha256(out_path)}
+
+
+def sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def resource(path, name, fmt, fields, count):
+    return {"name": name, "path": path.name, "format": fmt, "mediatype": MEDIA_TYPES[fmt],
+            "encoding": "utf-8", "rows": count, "bytes": path.stat().st_size,
+            "hash": f"sha256:{sha256(path)}",
+            "schema": {"fields": [f.schema() for f in fields], "missingValues": [""]}}
+
+
+def data_package(study, resources):
+    package = {
+        "profile": "tabular-data-package", "name": study.slug, "title": study.name,
+        "description": study.description,
+        "missing_and_not_applicable": STATUS_NOTE,
+        "resources": resources,
+    }
+    return json.dumps(package, indent=2, ensure_ascii=False) + "\n"
+
+
+def codebook_json(study):
+    books = []
+    for codebook in study.codebooks.order_by("pk").prefetch_related("versions__questions__options"):
+        books.append({"name": codebook.name, "applies_to": codebook.applies_to,
+                      "description": codebook.description, "versions": [{
+                          "number": v.number, "status": v.status, "note": v.note,
+                          "published_at": v.published_at.isoformat() if v.published_at else None,
+                          "questions": [{
+                              "key": q.key, "text": q.text, "definition": q.definition,
+                              "kind": q.kind, "required": q.required, "level": q.level,
+                              "show_if": q.show_if,
+                              "options": [{"value": o.value, "label": o.label,
+                                           "definition": o.definition, "examples": o.examples}
+                                          for o in q.options.all()],
+                          } for q in v.questions.all()],
+                      } for v in codebook.versions.all()]})
+    return json.dumps({"study": study.slug, "codebooks": books}, indent=2, ensure_ascii=False) + "\n"
+
+
+def mapping_csv(study, names):
+    from django.contrib.auth import get_user_model
+
+    users = dict(get_user_model().objects.filter(pk__in=names).values_list("pk", "username"))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["pseudonym", "username"])
+    writer.writerows(sorted((pseudonym, users[pk]) for pk, pseudonym in names.items()))
+    return out.getvalue()
+
+
+def readme(study, shapes, fmt, include_mapping, resources):
+    codings = Coding.objects.filter(assignment__item__study=study)
+    items = Item.objects.alive().filter(study=study)
+    data_as_of = max(filter(None, [
+        codings.aggregate(t=Max("submitted_at"))["t"],
+        Decision.objects.filter(item__study=study).aggregate(t=Max("decided_at"))["t"],
+        items.aggregate(t=Max("added_at"))["t"]]), default=None)
+    methods = dict(Decision.objects.current().filter(item__study=study)
+                   .values_list("method").annotate(n=Count("pk")).order_by("method"))
+    kinds = dict(items.values_list("document__kind").annotate(n=Count("pk")).order_by())
+    lines = [
+        f"# {study.name}: coded dataset", "",
+        f"Study `{study.slug}`. {study.description}".strip(), "",
+        "## Provenance", "",
+        f"- Data as of: {data_as_of.isoformat() if data_as_of else 'no data'} (latest coding, "
+        "decision or item; the export time is kept with the export job).",
+        f"- Shapes: {', '.join(shapes)}; format: {fmt}.",
+        "- Coders are pseudonymised (coder_1, coder_2 …, stable within the study); "
+        + ("the mapping is in coders.csv." if include_mapping else "the mapping is not included."),
+        "- Codebooks: " + "; ".join(
+            f"{c.name} v{v.number}" for c in study.codebooks.order_by("pk")
+            for v in [c.current_version()] if v) + " (all versions in codebook.json).",
+        f"- Items: {sum(kinds.values())} ({', '.join(f'{n} {k}s' for k, n in sorted(kinds.items()))}); "
+        f"coding revisions: {codings.count()}; independent codings: "
+        f"{independent_codings(study).count()}; current decisions: "
+        + (", ".join(f"{n} {m}" for m, n in methods.items()) or "none") + ".",
+        f"- Overlap: {study.overlap} coders per item in the reliability sample"
+        + (f"; sample drawn: {json.dumps(study.reliability_sample, sort_keys=True)}."
+           if study.reliability_sample else "; every item is in it."),
+        "", "## Files", "",
+        "| file | rows | sha256 |", "|---|---|---|",
+        *[f"| {r['path']} | {r['rows']} | {r['hash'][7:]} |" for r in resources],
+        "", "Column meanings, types and categories (in codebook order) are in datapackage.json "
+        "(Frictionless Table Schema). SHA256SUMS holds the checksum of every file.", "",
+        "## Not applicable and missing", "", STATUS_NOTE, "",
+        "## Loading", "",
+        "```python", "from coding.dataset import load", "tables = load('this-bundle.zip')",
+        "tables['long'].head()", "```", "",
+        f"Written by coding-workbench {package_version('coding-workbench')} "
+        f"with pyarrow {package_version('pyarrow')}.", "",
+    ]
+    return "\n".join(lines)
+
+
+def zip_files(folder, names, target):
+    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        for name in names:
+            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            with open(folder / name, "rb") as source, bundle.open(info, "w", force_zip64=True) as sink:
+                shutil.copyfileobj(source, sink, 1 << 20)

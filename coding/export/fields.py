@@ -1,0 +1,145 @@
+"""The columns of each export shape, described once: names, types, categories, meaning.
+
+The same descriptions drive the writers (CSV, JSON Lines, Parquet), the data
+dictionary (datapackage.json, Frictionless Table Schema) and the pandas reader.
+"""
+
+from dataclasses import dataclass, field
+
+# How a question's final or coded value stands, in the `__status` / `status` columns.
+ANSWERED, NOT_APPLICABLE, MISSING, UNDECIDED = "answered", "not_applicable", "missing", "undecided"
+STATUS_NOTE = (
+    "answered: the value column holds the answer; not_applicable: the question's condition "
+    "was not met, the value is empty; missing: the question applied but was not answered, "
+    "the value is empty; undecided (wide and decisions only): no final value yet; any other "
+    "word is a special option of a number question (e.g. not_reported), the value is empty."
+)
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: str  # string, integer, number, boolean, datetime
+    description: str
+    categories: tuple = ()  # allowed values, in codebook order (ordered when ordinal)
+    ordered: bool = False
+    extra: dict = field(default_factory=dict, hash=False, compare=False)
+
+    def schema(self):
+        """This column in Frictionless Table Schema form."""
+        described = {"name": self.name, "type": self.type, "description": self.description}
+        if self.type == "datetime":
+            described["format"] = "any"
+        if self.categories:
+            described["constraints"] = {"enum": list(self.categories)}
+            described["categories"] = list(self.categories)
+            described["categoriesOrdered"] = self.ordered
+        return {**described, **self.extra}
+
+
+def s(name, description, **kwargs):
+    return Field(name, "string", description, **kwargs)
+
+
+ITEM_FIELDS = [
+    Field("item_id", "integer", "The item's id in the study."),
+    s("document_key", "arXiv identifier without version, or owner/repo#number."),
+    s("kind", "paper or thread.", categories=("paper", "thread")),
+    s("source", "Where the document was imported from (arxiv, github, demo …)."),
+    s("title", "Title as imported (untrusted text, stored as received)."),
+    s("url", "Link to the source."),
+    Field("published", "datetime", "First version or opening date (UTC)."),
+    Field("updated", "datetime", "Last update known at the snapshot (UTC)."),
+    s("round", "calibration or main.", categories=("calibration", "main")),
+    Field("in_reliability_sample", "boolean", "Coded by the study's overlap of coders."),
+    Field("snapshot", "integer", "Number of the frozen snapshot that was coded."),
+    s("snapshot_sha256", "SHA-256 of the snapshot's canonical JSON."),
+    s("abstract", "Paper abstract."),
+    s("authors", "Authors, joined with '; '."),
+    s("affiliations", "Affiliations, joined with '; '."),
+    s("categories", "arXiv categories, joined with '; '."),
+    s("included_in", "Frameworks the paper's method landed in, joined with '; ' (blinded from coders)."),
+    s("repository", "Thread repository (owner/name)."),
+    Field("number", "integer", "Thread number in its repository."),
+    s("thread_type", "issue or pull_request."),
+    s("state", "Thread state at the snapshot (blinded from coders)."),
+    Field("merged", "boolean", "Pull request merged (blinded from coders)."),
+    s("labels", "Thread labels, joined with '; ' (blinded from coders)."),
+    Field("closed_at", "datetime", "When the thread was closed (blinded from coders)."),
+    Field("n_posts", "integer", "Posts in the thread snapshot."),
+]
+
+LONG_FIELDS = [
+    Field("item_id", "integer", "The item's id in the study."),
+    s("document_key", "arXiv identifier or owner/repo#number."),
+    s("coder", "Pseudonymous coder (coder_1, coder_2 …, stable within the study)."),
+    s("round", "calibration or main.", categories=("calibration", "main")),
+    Field("codebook_version", "integer", "Codebook version the coding answered."),
+    Field("revision", "integer", "1 for the first submission; each revision is kept."),
+    s("phase", "independent (feeds reliability) or reconciliation (after discussion).",
+      categories=("independent", "reconciliation")),
+    Field("independent", "boolean", "This revision is the coder's last independent one: "
+          "the coding reliability is computed on."),
+    Field("submitted_at", "datetime", "When this revision was submitted (UTC)."),
+    Field("seconds_spent", "integer", "Seconds the coder spent on this revision."),
+    Field("unsure", "boolean", "The coder flagged the item as unsure."),
+    s("question", "Question key."),
+    s("value", "The answer as text; a multiple-choice answer is a JSON list; a number "
+      "question's special option (e.g. not_reported) is written as its word."),
+    s("status", "answered: value holds the answer; not_applicable: the question's condition "
+      "was not met, value empty; missing: the question applied but was not answered, value empty.",
+      categories=(ANSWERED, NOT_APPLICABLE, MISSING)),
+]
+
+DECISION_FIELDS = [
+    Field("item_id", "integer", "The item's id in the study."),
+    s("document_key", "arXiv identifier or owner/repo#number."),
+    s("question", "Question key."),
+    Field("revision", "integer", "1 for the first decision; every revision is kept."),
+    Field("current", "boolean", "This revision is the final value now."),
+    s("value", "The decided value as text; a multiple-choice value is a JSON list; empty when "
+      "every coder left the question unanswered (missing)."),
+    s("method", "How the value was reached.",
+      categories=("unanimous", "single", "consensus", "adjudicated")),
+    s("decided_by", "Pseudonymous adjudicator, empty for automatic decisions."),
+    s("rationale", "The adjudicator's reason."),
+    Field("decided_at", "datetime", "When this revision was recorded (UTC)."),
+]
+
+
+def wide_fields(version):
+    """One row per item: the final value of each question of this codebook version."""
+    fields = [
+        Field("item_id", "integer", "The item's id in the study."),
+        s("document_key", "arXiv identifier or owner/repo#number."),
+        s("round", "calibration or main.", categories=("calibration", "main")),
+        Field("in_reliability_sample", "boolean", "Coded by the study's overlap of coders."),
+    ]
+    for question in version.questions.prefetch_related("options"):
+        fields += question_fields(question)
+    return fields
+
+
+def question_fields(question):
+    options = [o.value for o in question.options.all()]
+    about = f"{question.text} ({question.get_kind_display().lower()}, {question.level})"
+    if question.kind == "multiple":
+        columns = [Field(f"{question.key}__{o.value}", "boolean", f"{about}: {o.label} chosen.")
+                   for o in question.options.all()]
+    elif question.kind == "number":
+        columns = [Field(question.key, "number", about)]
+    elif question.kind == "single":
+        columns = [s(question.key, about, categories=tuple(options),
+                     ordered=question.level == "ordinal")]
+    elif question.kind == "yes_no":
+        columns = [s(question.key, about, categories=("yes", "no"))]
+    else:
+        columns = [s(question.key, about)]
+    statuses = (ANSWERED, NOT_APPLICABLE, MISSING, UNDECIDED,
+                *(options if question.kind == "number" else ()))
+    return columns + [
+        s(f"{question.key}__status", f"How {question.key} stands. {STATUS_NOTE}",
+          categories=statuses),
+        s(f"{question.key}__method", f"How the final {question.key} was reached; empty if undecided.",
+          categories=("unanimous", "single", "consensus", "adjudicated")),
+    ]

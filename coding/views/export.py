@@ -1,0 +1,67 @@
+"""Exporting the coded dataset from the browser: small exports at once, large ones as a job."""
+
+import tempfile
+from pathlib import Path
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404
+from django.shortcuts import redirect, render
+
+from ..access import access_study
+from ..export.bundle import FORMATS, SHAPES, build_bundle, estimate_rows
+from ..export.jobs import export_path, start_export
+from ..models import Role
+from workbench.models import Job
+
+EXPORTERS = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
+# Up to this many rows the browser gets the file in the same request.
+AT_ONCE_ROWS = 50_000
+
+
+class ExportForm(forms.Form):
+    shapes = forms.MultipleChoiceField(choices=[(s, s) for s in SHAPES], initial=list(SHAPES),
+                                       widget=forms.CheckboxSelectMultiple)
+    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="csv")
+    include_mapping = forms.BooleanField(required=False, label="Include the coder name mapping "
+                                         "(owners only)")
+
+
+@login_required
+def export_page(request, slug):
+    study = access_study(request.user, slug, roles=EXPORTERS)
+    form = ExportForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        shapes = [s for s in SHAPES if s in form.cleaned_data["shapes"]]
+        options = {"shapes": shapes, "fmt": form.cleaned_data["format"],
+                   "include_mapping": form.cleaned_data["include_mapping"]
+                   and Role.OWNER in study.my_roles}
+        if estimate_rows(study, shapes) <= AT_ONCE_ROWS:
+            return download_now(study, options)
+        job = start_export(study, request.user, **options)
+        return redirect("job-detail", pk=job.pk)
+    exports = Job.objects.filter(kind="export", params__study=study.pk, created_by=request.user)
+    return render(request, "coding/export.html", {
+        "study": study, "form": form, "exports": exports[:20],
+        "is_owner": Role.OWNER in study.my_roles, "at_once": AT_ONCE_ROWS,
+    })
+
+
+def download_now(study, options):
+    folder = Path(tempfile.mkdtemp(prefix="export-"))
+    path = folder / f"{study.slug}-{'-'.join(options['shapes'])}.zip"
+    build_bundle(study, path, **options)
+    return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
+
+
+@login_required
+def export_download(request, slug, job_id):
+    study = access_study(request.user, slug, roles=EXPORTERS)
+    job = Job.objects.filter(pk=job_id, kind="export", params__study=study.pk,
+                             status=Job.Status.DONE).first()
+    if job is None or not (job.created_by_id == request.user.pk or Role.OWNER in study.my_roles):
+        raise Http404("No such export.")
+    path = export_path(job)
+    if not path.exists():
+        raise Http404("This export's file is gone; export again.")
+    return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)

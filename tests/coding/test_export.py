@@ -1,0 +1,224 @@
+"""Exports: round trips for every shape and format, reproducible bytes, who may export."""
+
+import hashlib
+import io
+import json
+import zipfile
+
+import pandas as pd
+import pytest
+
+from coding import adjudication, queue
+from coding.codings import submit
+from coding.dataset import data_dictionary, load
+from coding.export.bundle import FORMATS, SHAPES, build_bundle
+from coding.models import Assignment, Coding, Decision
+from tests import factories
+
+BASE = {"size_b": 7, "failures": ["none"], "code_released": "no"}
+
+
+@pytest.fixture
+def coded(alpha, people, django_capture_on_commit_callbacks):
+    """Paper 0: agreed (analysis); paper 1: split on label, decided by ada; paper 2 and a
+    paper with a blinded inclusion field uncoded."""
+    def code(item, coder, **values):
+        assignment = queue.assign(item, coder)
+        with django_capture_on_commit_callbacks(execute=True):
+            submit(Assignment.objects.get(pk=assignment.pk), {**BASE, **values})
+
+    alpha.blinded_fields = ["included_in"]
+    alpha.save()
+    alpha.included = queue.add_item(alpha, factories.paper(80, included_in=["verl", "TRL"]),
+                                    alpha.paper_codebook)
+    code(alpha.papers[0], people["cora"], label="analysis")
+    code(alpha.papers[0], people["cyril"], label="analysis", note="a remark")
+    code(alpha.papers[1], people["cora"], label="rl_method", scope="general",
+         failures=["entropy_collapse", "none"])
+    code(alpha.papers[1], people["cyril"], label="analysis", size_b="not_reported")
+    adjudication.decide(alpha.papers[1], "label", "rl_method", people["ada"])
+    adjudication.decide(alpha.papers[1], "scope", "general", people["ada"])
+    return alpha
+
+
+@pytest.fixture
+def export(coded, tmp_path):
+    def run(fmt="csv", shapes=SHAPES, **options):
+        path = tmp_path / f"export-{fmt}-{len(list(tmp_path.iterdir()))}.zip"
+        build_bundle(coded, path, shapes=list(shapes), fmt=fmt, **options)
+        return path
+    return run
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_long_round_trip_matches_every_coding_revision(coded, export, fmt):
+    long = load(export(fmt))["long"]
+    questions = coded.paper_codebook.current_version().questions.count()
+    assert len(long) == Coding.objects.count() * questions
+    row = long[(long.item_id == coded.papers[1].pk) & (long.coder == "coder_1")
+               & (long.question == "failures")].iloc[0]
+    assert json.loads(row.value) == ["entropy_collapse", "none"]
+    assert (row.phase, bool(row.independent), int(row.revision)) == ("independent", True, 1)
+    sizes = long[(long.item_id == coded.papers[1].pk) & (long.question == "size_b")]
+    assert sorted(sizes.value) == ["7", "not_reported"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_wide_round_trip_holds_the_final_values_and_how_they_were_reached(coded, export, fmt):
+    wide = load(export(fmt))["wide-small-paper-codebook"].set_index("item_id")
+    agreed, split, uncoded = (wide.loc[i.pk] for i in coded.papers)
+    assert (agreed["label"], agreed["label__method"]) == ("analysis", "unanimous")
+    assert (split["label"], split["label__method"]) == ("rl_method", "adjudicated")
+    assert split["scope"] == "general"
+    assert uncoded["label__status"] == "undecided" and pd.isna(uncoded["label"])
+    assert bool(agreed["failures__none"]) and not bool(agreed["failures__entropy_collapse"])
+    assert list(wide["label"].cat.categories) == ["rl_method", "analysis"]  # codebook order
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_not_applicable_and_missing_stay_distinct(coded, export, fmt):
+    tables = load(export(fmt))
+    wide = tables["wide-small-paper-codebook"].set_index("item_id")
+    assert wide.loc[coded.papers[0].pk, "scope__status"] == "not_applicable"
+    assert pd.isna(wide.loc[coded.papers[0].pk, "scope"])
+    long = tables["long"]
+    notes = long[(long.item_id == coded.papers[0].pk) & (long.question == "note")]
+    assert sorted(notes.status) == ["answered", "missing"]
+    scopes = long[(long.item_id == coded.papers[0].pk) & (long.question == "scope")]
+    assert set(scopes.status) == {"not_applicable"}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_decisions_and_items_round_trip(coded, export, fmt):
+    tables = load(export(fmt))
+    decisions = tables["decisions"]
+    assert len(decisions) == Decision.objects.count()
+    adjudicated = decisions[decisions.method == "adjudicated"]
+    assert set(adjudicated.question) == {"label", "scope"}
+    assert set(adjudicated.decided_by) == {"adjudicator_1"}
+    items = tables["items"].set_index("item_id")
+    assert len(items) == 4
+    assert items.loc[coded.included.pk, "included_in"] == "verl; TRL"  # blinded, for analysts
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_same_data_gives_the_same_bytes(export, fmt):
+    first, second = export(fmt), export(fmt)
+    assert hashlib.sha256(first.read_bytes()).digest() == hashlib.sha256(second.read_bytes()).digest()
+
+
+def test_checksums_and_data_dictionary_describe_every_file(export):
+    path = export("csv")
+    with zipfile.ZipFile(path) as bundle:
+        sums = dict(line.split("  ")[::-1] for line in bundle.read("SHA256SUMS").decode().splitlines())
+        for name, digest in sums.items():
+            assert hashlib.sha256(bundle.read(name)).hexdigest() == digest
+        assert set(sums) == set(bundle.namelist()) - {"SHA256SUMS"}
+        readme = bundle.read("README.md").decode()
+    package = data_dictionary(path)
+    label = next(f for r in package["resources"] if r["name"].startswith("wide")
+                 for f in r["schema"]["fields"] if f["name"] == "label")
+    assert label["categories"] == ["rl_method", "analysis"]
+    assert "not_applicable" in package["missing_and_not_applicable"]
+    assert "Data as of" in readme and "adjudicated" in readme
+
+
+def test_coders_are_pseudonymised_and_the_mapping_is_optional(coded, export):
+    plain = export("jsonl")
+    with zipfile.ZipFile(plain) as bundle:
+        text = b"".join(bundle.read(n) for n in bundle.namelist()).decode()
+    assert "cora" not in text and "cyril" not in text and "coder_2" in text
+    with zipfile.ZipFile(export("jsonl", include_mapping=True)) as bundle:
+        mapping = bundle.read("coders.csv").decode().splitlines()
+    assert mapping[0] == "pseudonym,username" and "coder_1,cora" in mapping
+
+
+def test_a_coder_cannot_export(coded, people, client_for):
+    cora = client_for(people["cora"])
+    assert cora.get(f"/studies/{coded.slug}/export/").status_code == 403
+    assert cora.post(f"/studies/{coded.slug}/export/", {"shapes": ["long"], "format": "csv"}).status_code == 403
+    assert cora.post(f"/api/studies/{coded.slug}/exports/", {"shapes": ["long"]},
+                     content_type="application/json").status_code == 403
+
+
+def test_owner_downloads_a_small_export_at_once_from_the_browser(coded, people, client_for):
+    response = client_for(people["olive"]).post(
+        f"/studies/{coded.slug}/export/", {"shapes": ["wide", "long"], "format": "parquet"})
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content)
+    with zipfile.ZipFile(io.BytesIO(body)) as bundle:
+        assert "long.parquet" in bundle.namelist()
+
+
+def test_only_owners_may_export_the_mapping(coded, people, client_for):
+    response = client_for(people["vera"]).post(
+        f"/api/studies/{coded.slug}/exports/", {"include_mapping": True},
+        content_type="application/json")
+    assert response.status_code == 400
+
+
+def test_an_unknown_shape_or_format_is_named(coded, tmp_path):
+    with pytest.raises(ValueError, match="shapes must be"):
+        build_bundle(coded, tmp_path / "x.zip", shapes=["tall"], fmt="csv")
+    with pytest.raises(ValueError, match="format must be"):
+        build_bundle(coded, tmp_path / "x.zip", shapes=["long"], fmt="xlsx")
+
+
+def test_export_command_writes_the_bundle(coded, tmp_path, capsys):
+    from django.core.management import call_command
+
+    out = tmp_path / "cli.zip"
+    call_command("export_dataset", coded.slug, "--format", "parquet", "--shape", "long,items",
+                 "--out", str(out))
+    assert set(load(out)) == {"long", "items"}
+    assert "long:" in capsys.readouterr().out
+
+
+@pytest.mark.worker
+def test_a_large_export_runs_as_a_job_with_a_download_link(transactional_db, celery_worker,
+                                                            alpha, people, client_for):
+    from tests.conftest import wait_for_job
+    from workbench.models import Job
+
+    for n in range(2):
+        factories.code(alpha.papers[n], people["cora"])
+    olive = client_for(people["olive"])
+    started = olive.post(f"/api/studies/{alpha.slug}/exports/",
+                         {"shapes": ["long", "decisions"], "format": "parquet"},
+                         content_type="application/json")
+    assert started.status_code == 202
+    job = wait_for_job(Job.objects.get(pk=started.json()["id"]))
+    assert job.status == Job.Status.DONE, job.error
+    assert job.result["rows"]["long"] == 2 * 6
+    download = olive.get(job.result["download"])
+    with zipfile.ZipFile(io.BytesIO(b"".join(download.streaming_content))) as bundle:
+        assert {"long.parquet", "decisions.parquet", "datapackage.json"} <= set(bundle.namelist())
+    assert client_for(people["cora"]).get(job.result["download"]).status_code == 403
+
+
+def test_every_format_loads_to_the_same_frames(export):
+    loaded = [load(export(fmt)) for fmt in FORMATS]
+    for name in loaded[0]:
+        for other in loaded[1:]:
+            pd.testing.assert_frame_equal(loaded[0][name], other[name])
+
+
+def test_the_analysis_in_the_docs_runs_on_an_exported_demo_bundle(db, tmp_path, capsys):
+    """docs/analysis.md's code, exactly as written, on the demo study."""
+    import re
+    from pathlib import Path
+
+    from django.core.management import call_command
+
+    from coding.demo import DEMO_SLUG
+    from coding.models import Study
+
+    call_command("load_demo", verbosity=0)
+    bundle = tmp_path / "demo.zip"
+    build_bundle(Study.objects.get(slug=DEMO_SLUG), bundle, shapes=["wide", "items"], fmt="parquet")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "analysis.md").read_text()
+    code = re.search(r"```python\n(.*?)```", doc, re.S).group(1)
+    exec(code, {"BUNDLE": str(bundle)})
+    printed = capsys.readouterr().out
+    assert "code_released" in printed and "Fisher's exact p = " in printed
+    assert printed.split("odds ratio")[1].strip() in doc  # the figures shown in the doc
