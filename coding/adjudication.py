@@ -277,7 +277,8 @@ def feedback_for(study, coder):
         if item.codebook_id not in questions:
             questions[item.codebook_id] = {q.key: q for q in questions_of(item)}
         question = questions[item.codebook_id].get(decision.question_key)
-        if question and answer(coding, question) != decision.value:
+        decided = MISSING if decision.value is None else decision.value
+        if question and answer(coding, question) != decided:
             rows.append({"item": coding.assignment.item, "question": question,
                          "yours": answer(coding, question), "decision": decision})
     return rows

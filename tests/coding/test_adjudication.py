@@ -46,7 +46,8 @@ def test_unanimous_answers_are_decided_automatically(split):
     agreed = split.papers[1]
     assert {d.question_key: (d.value, d.method) for d in agreed.decisions.all()} == {
         "label": ("analysis", "unanimous"), "size_b": (7, "unanimous"),
-        "failures": (["none"], "unanimous"), "code_released": ("no", "unanimous")}
+        "failures": (["none"], "unanimous"), "code_released": ("no", "unanimous"),
+        "note": (None, "unanimous")}  # left unanswered by both: decided as missing
 
 
 def test_an_item_coded_by_one_coder_by_design_is_decided_as_single(alpha, people):
