@@ -75,6 +75,8 @@ def submit(assignment, values, *, notes="", evidence=(), unsure=False, started_a
                            evidence=located, unsure=unsure, phase=phase,
                            seconds_spent=seconds_since(started_at or assignment.opened_at))
     transaction.on_commit(lambda: settle_after_submit(assignment.item))
+    from .snapshots import schedule_agreement  # imports this module; cheap, debounced
+    transaction.on_commit(lambda: schedule_agreement(assignment.item.study))
     return coding
 
 

@@ -8,3 +8,12 @@ from .demo import load_demo
 @job_handler("load_demo")
 def run_load_demo(job, report):
     return load_demo(report=report, seed=job.params.get("seed", 0))
+
+
+@job_handler("agreement")
+def run_agreement(job, report):
+    from .models import Study
+    from .snapshots import take_snapshot
+
+    study = Study.objects.get(pk=job.params["study"])
+    return take_snapshot(study, force=job.params.get("force", False), progress=report)

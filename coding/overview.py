@@ -10,6 +10,7 @@ from django.urls import reverse
 from ingest.models import Document
 
 from .access import CAN_SEE_ALL_CODINGS
+from .agreement_report import SEES_AGREEMENT
 from .models import Assignment, Role
 
 
@@ -66,4 +67,7 @@ def _actions(study, roles):
                         "Progress per coder and round; the reliability sample."))
         actions.append(("Settings", reverse("study-settings", args=[study.slug]),
                         "Overlap, blinded fields, adjudication rules."))
+    if roles & SEES_AGREEMENT:
+        actions.append(("Agreement", reverse("agreement", args=[study.slug]),
+                        "Reliability per question, over time, and a report for the paper."))
     return actions

@@ -23,4 +23,7 @@ urlpatterns = [
     path("studies/<slug:slug>/export/", views.export_page, name="export"),
     path("studies/<slug:slug>/exports/<int:job_id>/download/", views.export_download,
          name="export-download"),
+    path("studies/<slug:slug>/agreement/", views.agreement_page, name="agreement"),
+    path("studies/<slug:slug>/agreement/recompute/", views.agreement_recompute,
+         name="agreement-recompute"),
 ]

@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import coder, export, review, views
+from . import agreement, coder, export, review, views
 
 router = SimpleRouter()
 router.register("studies", views.StudyViewSet, basename="study")
@@ -31,4 +31,10 @@ urlpatterns = router.urls + [
     path("studies/<slug:slug>/exports/", export.ExportStart.as_view(), name="api-exports"),
     path("studies/<slug:slug>/exports/<int:job_id>/download/", export.ExportDownload.as_view(),
          name="api-export-download"),
+    path("studies/<slug:slug>/agreement/", agreement.AgreementReport.as_view(),
+         name="api-agreement"),
+    path("studies/<slug:slug>/agreement/history/", agreement.AgreementHistory.as_view(),
+         name="api-agreement-history"),
+    path("studies/<slug:slug>/agreement/recompute/", agreement.AgreementRecompute.as_view(),
+         name="api-agreement-recompute"),
 ]

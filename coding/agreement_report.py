@@ -1,0 +1,234 @@
+"""The reliability report as people read it: thresholds, the sample-size plan, the
+procedure, and a block ready to paste into a paper.
+
+`document` is the one function the agreement page, the API and
+`manage.py agreement_report` call, so all three show the same numbers.
+"""
+
+from django import forms
+
+from . import charts, sample_size, snapshots
+from .models import Item, Question, Role
+from .reliability import N_BOOT, ROUNDS
+
+THRESHOLDS = {
+    "reliable": sample_size.RELIABLE, "tentative": sample_size.TENTATIVE,
+    "source": "Krippendorff, K. (2004). Content Analysis: An Introduction to Its "
+              "Methodology (2nd ed.), ch. 11, standards for data reliability.",
+}
+SAMPLE_SIZE_SOURCE = (
+    "Krippendorff, K. (2004). Content Analysis (2nd ed.), ch. 11, sampling considerations "
+    "for reliability data (3rd ed. 2013, ch. 12), after Bloch & Kraemer (1989, eq. 3.7): "
+    "N = z² · ((1 + α)(3 − α) / (4 (1 − α) P (1 − P)) − α), P the rarest category's share.")
+# Who may see agreement: never a coder (rule 1: nothing derived from others' codings).
+SEES_AGREEMENT = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
+RECOMPUTES = {Role.OWNER, Role.ADJUDICATOR}
+PLAN_DEFAULTS = {"alpha_min": sample_size.RELIABLE, "significance": 0.05, "smallest_share": None}
+
+
+class PlanForm(forms.Form):
+    """The sample-size planner's inputs (the page's form and the API's query string)."""
+
+    alpha_min = forms.FloatField(label="Target alpha", initial=sample_size.RELIABLE,
+                                 min_value=0, max_value=0.99, required=False)
+    significance = forms.FloatField(label="Significance level", initial=0.05,
+                                    min_value=0.001, max_value=0.2, required=False)
+    smallest_share = forms.FloatField(
+        label="Smallest expected category share", min_value=0.001, max_value=0.5,
+        required=False, help_text="Empty: the study's categories are taken as equally common.")
+
+    def inputs(self):
+        """The cleaned inputs, or the defaults when the form is unbound or invalid."""
+        if not self.is_bound or not self.is_valid():
+            return dict(PLAN_DEFAULTS)
+        data = {k: v for k, v in self.cleaned_data.items() if v is not None}
+        return {**PLAN_DEFAULTS, **data}
+
+
+def document(study, report, plan_inputs=None):
+    """Everything the page, the API and the command show, as plain JSON values."""
+    inputs = {**PLAN_DEFAULTS, **(plan_inputs or {})}
+    sample = describe_sample(study)
+    main = report["rounds"]["main"]
+    planning = sample_size.plan(main, offered=offered_categories(study), sample_size=sample["size"],
+                                coders=study.overlap, **inputs)
+    planning["source"] = SAMPLE_SIZE_SOURCE
+    result = {"study": study.slug, "computed_at": report["computed_at"],
+              "n_codings": report["n_codings"], "thresholds": THRESHOLDS, "sample": sample,
+              "procedure": procedure(study), "rounds": report["rounds"], "planning": planning}
+    result["text"] = paper_text(result)
+    return result
+
+
+def describe_sample(study):
+    drawn = study.reliability_sample or {}
+    if drawn:
+        how = "a simple random sample" if not drawn.get("stratify_by") else \
+            f"a random sample stratified by {drawn['stratify_by']}"
+        amount = (f"a share of {drawn['share']:g}" if drawn.get("share") is not None
+                  else f"{drawn.get('count')} items")
+        text = (f"{how} ({amount}) of the {drawn['pool']} main-round items, seed "
+                f"{drawn['seed']}, drawn {drawn['drawn_at'][:10]}, each item in it assigned "
+                f"to {study.overlap} coders")
+        return {"drawn": True, "size": drawn["size"], "pool": drawn["pool"], "text": text}
+    pool = Item.objects.alive().filter(study=study, round=Item.Round.MAIN).count()
+    return {"drawn": False, "size": pool, "pool": pool,
+            "text": f"every main-round item ({pool}), each assigned to {study.overlap} coders"}
+
+
+def offered_categories(study):
+    """{question key: categories offered} for single-choice and yes/no questions."""
+    offered = {}
+    for codebook in study.codebooks.all():
+        version = codebook.current_version()
+        for question in version.questions.prefetch_related("options") if version else []:
+            if question.kind == Question.Kind.YES_NO:
+                offered[question.key] = 2
+            elif question.kind == Question.Kind.SINGLE:
+                offered[question.key] = len(question.options.all())
+    return offered
+
+
+def procedure(study):
+    """How disagreements are settled, in words, from the study's settings."""
+    steps = ["Values on which the coders' independent codings agreed were recorded as "
+             "decided (unanimous)."]
+    if study.discussion_step:
+        steps.append("Where they differed, the item's coders were shown the disagreement and "
+                      "could revise their values; revisions are kept apart and never used "
+                      "for reliability, and values they then agreed on were recorded as "
+                      "consensus.")
+    who = ("an adjudicator" if study.allow_self_adjudication
+           else "an adjudicator who had not coded the item")
+    steps.append(f"Remaining disagreements were decided by {who}; every decision is kept "
+                 "with who made it, when and why.")
+    return " ".join(steps)
+
+
+# --- the block to paste into a paper --------------------------------------------------
+
+def paper_text(doc):
+    main, calibration = doc["rounds"]["main"], doc["rounds"]["calibration"]
+    lines = [_reliability_paragraph(doc, main), "", _calibration_paragraph(calibration), "",
+             "Disagreements. " + doc["procedure"] + _decision_counts(main), "",
+             "Table. Intercoder reliability, main round "
+             f"({_number(len(main['coders']))} coders).", ""]
+    lines += _table(main)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _reliability_paragraph(doc, main):
+    sample = doc["sample"]
+    coders = len(main["coders"])
+    return (
+        f"Reliability. {_number(coders).capitalize()} coder{'s' if coders != 1 else ''} coded "
+        f"the reliability sample independently: {sample['text']}. So far "
+        f"{main['items_with_two_or_more']} items were coded by two or more coders. Agreement "
+        "was computed on each coder's last coding made before any discussion of the item; "
+        "revisions after discussion and adjudicated values were not used. For each variable "
+        "we report Krippendorff's alpha at its level of measurement (nominal, ordinal, "
+        "interval or ratio; multiple-choice variables with the MASI distance) with a 95% "
+        f"bootstrap confidence interval ({N_BOOT:,} resamples of units), and percent agreement. "
+        "A conditional variable whose condition was not met for a coder was treated as "
+        "not applicable and left out of that variable's units; unanswered applicable "
+        "variables were treated as missing; both are counted in the table. Following "
+        "Krippendorff (2004), α ≥ .800 is taken as reliable and .667 ≤ α < .800 as "
+        "sufficient for tentative conclusions only.")
+
+
+def _calibration_paragraph(calibration):
+    if not calibration["n_codings"]:
+        return "Calibration. No calibration round was run."
+    alphas = [q["alpha"]["value"] for book in calibration["codebooks"]
+              for q in book["questions"] if q.get("alpha") and q["alpha"]["value"] is not None]
+    spread = (f"; alpha ranged from {_alpha(min(alphas))} to {_alpha(max(alphas))} across "
+              f"{len(alphas)} variables" if alphas else "")
+    return (f"Calibration. Before the main round, {_number(len(calibration['coders']))} coders "
+            f"coded {calibration['items']} calibration items{spread}. These codings are "
+            "reported apart and are not part of the figures below.")
+
+
+def _decision_counts(main):
+    counts = main.get("decisions") or {}
+    if not counts:
+        return ""
+    parts = ", ".join(f"{n} {method}" for method, n in sorted(counts.items()))
+    return f" So far {sum(counts.values())} values are decided: {parts}."
+
+
+COLUMNS = ("Variable", "Level", "Units", "Coders", "α [95% CI]", "% agreement", "N/A", "Missing")
+
+
+def _table(main):
+    several = len(main["codebooks"]) > 1
+    rows = []
+    for book in main["codebooks"]:
+        for q in book["questions"]:
+            if not q.get("metric"):
+                continue
+            name = f"{book['name']}: {q['key']}" if several else q["key"]
+            alpha = q["alpha"]
+            interval = ("undefined" if alpha["value"] is None else
+                        f"{_alpha(alpha['value'])} [{_alpha(alpha['low'])}, "
+                        f"{_alpha(alpha['high'])}]")
+            agreement = ("–" if q["percent_agreement"] is None
+                         else f"{100 * q['percent_agreement']:.1f}%")
+            rows.append((name, q["metric"], str(q["units"]), str(q["coders"]), interval,
+                         agreement, str(q["not_applicable"]), str(q["missing"])))
+    widths = [max(len(row[i]) for row in [COLUMNS, *rows]) for i in range(len(COLUMNS))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+            for row in [COLUMNS, *rows]]
+
+
+def _alpha(value):
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _number(n):
+    words = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+    return words[n] if 0 <= n < len(words) else str(n)
+
+
+# --- what the page and the API read -------------------------------------------------
+
+def current_document(study, plan_inputs=None):
+    """The document of the newest snapshots (the API's and the page's numbers)."""
+    snapshots.run_waiting(study)
+    report = snapshots.stored_report(study) or empty_report(study)
+    return document(study, report, plan_inputs)
+
+
+def empty_report(study):
+    return {"study": study.slug, "computed_at": None, "n_codings": 0, "last_coding_id": 0,
+            "rounds": {round: snapshots.empty_round(round) for round in ROUNDS}}
+
+
+def dashboard(study, plan_inputs=None):
+    """The agreement page: the document, its charts, and how fresh it is."""
+    doc = current_document(study, plan_inputs)
+    rounds = []
+    for round in ROUNDS:
+        part = doc["rounds"][round]
+        # Lines over time are drawn for the main round; calibration is one short round.
+        history = snapshots.history(study, round) if round == "main" else None
+        rounds.append({**part, "books": [_book_charts(book, history)
+                                         for book in part["codebooks"]]})
+    return {"doc": doc, "rounds": rounds, "job": snapshots.waiting_job(study),
+            "new_codings": snapshots.new_codings(study),
+            "snapshot_every": snapshots.snapshot_every()}
+
+
+def _book_charts(book, history):
+    questions = [{**q, "charts": _question_charts(q)} for q in book["questions"]]
+    return {**book, "questions": questions, "bars": charts.alpha_bars(book["questions"]),
+            "lines": charts.lines(history, book) if history else None}
+
+
+def _question_charts(q):
+    if not q.get("metric"):
+        return {}
+    return {"pairs": charts.heatmap(q["confusion"], f"{q['key']}: coder against coder (pooled)",
+                                    "one coder", "another coder"),
+            "decisions": [{"coder": row["coder"], "chart": charts.heatmap(
+                row["confusion"], f"{q['key']}: {row['coder']} against the decisions",
+                row["coder"], "decision")} for row in q["against_decisions"]]}

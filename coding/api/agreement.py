@@ -1,0 +1,68 @@
+"""Agreement over the API: the same document as the agreement page and the command.
+
+Owners, adjudicators and viewers read it; coders get 403 and non-members 404
+(coding.access), exactly as on the page.
+"""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from workbench.api import JobSerializer
+
+from .. import snapshots
+from ..access import access_study
+from ..agreement_report import RECOMPUTES, SEES_AGREEMENT, PlanForm, current_document
+
+PLAN_PARAMETERS = [
+    OpenApiParameter("alpha_min", float, description="Target alpha for the sample-size plan "
+                     "(default 0.800)."),
+    OpenApiParameter("significance", float, description="Significance level (default 0.05)."),
+    OpenApiParameter("smallest_share", float, description="Smallest expected category share; "
+                     "default: the study's categories taken as equally common."),
+]
+REPORT = OpenApiResponse(OpenApiTypes.OBJECT, description=(
+    "study, computed_at (null before the first snapshot), n_codings, thresholds, sample, "
+    "procedure; rounds.main and rounds.calibration, each with codebooks[].questions[]: key, "
+    "kind, level, metric (the alpha level used: masi for multiple choice), codings, "
+    "not_applicable, missing, units (coded by two or more coders), coders, "
+    "percent_agreement, kappa {name, value}, alpha {value, low, high, level, verdict}, "
+    "categories[], confusion {labels, counts}, coder_pairs[], against_decisions[], "
+    "undefined {metric: reason}; planning {units_needed, warnings[], questions[]}; text "
+    "(the block for a paper)."))
+
+
+class AgreementReport(APIView):
+    @extend_schema(parameters=PLAN_PARAMETERS, responses={200: REPORT})
+    def get(self, request, slug):
+        """The reliability report of the newest snapshot, per round, codebook and question."""
+        study = access_study(request.user, slug, roles=SEES_AGREEMENT)
+        form = PlanForm(request.query_params or None)
+        if form.is_bound and not form.is_valid():
+            raise ValidationError(form.errors)
+        return Response(current_document(study, form.inputs()))
+
+
+class AgreementHistory(APIView):
+    @extend_schema(responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+        "{round: [{n_codings, created_at, alphas: {'<codebook id>:<key>': {value, low, high, "
+        "units}}}]}, oldest first."))})
+    def get(self, request, slug):
+        """Alpha per question at every snapshot: the lines over time."""
+        study = access_study(request.user, slug, roles=SEES_AGREEMENT)
+        return Response({round: [{"n_codings": n, "created_at": at, "alphas": summary}
+                                 for n, at, summary in snapshots.history(study, round)]
+                         for round in ("main", "calibration")})
+
+
+class AgreementRecompute(APIView):
+    @extend_schema(request=None, responses={202: JobSerializer})
+    def post(self, request, slug):
+        """Take a snapshot now, as a background job; poll the job for its progress."""
+        study = access_study(request.user, slug, roles=RECOMPUTES)
+        job = snapshots.recompute(study, request.user)
+        job.refresh_from_db()
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)

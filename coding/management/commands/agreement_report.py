@@ -1,0 +1,55 @@
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from coding import snapshots
+from coding.agreement_report import PlanForm, document
+from coding.models import Study
+from coding.reliability import study_report
+
+
+class Command(BaseCommand):
+    help = ("Print a study's reliability report, computed now from the independent codings: "
+            "per question units, alpha [95% CI], percent agreement, kappa; the sample-size "
+            "plan; and the block for a paper. The same numbers as the agreement page and API.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("study", help="the study's slug")
+        parser.add_argument("--json", action="store_true", help="print the whole report as JSON")
+        parser.add_argument("--save", action="store_true",
+                            help="also keep it as a snapshot (a point on the lines over time)")
+        parser.add_argument("--alpha-min", help="target alpha for the sample-size plan (0.800)")
+        parser.add_argument("--significance", help="significance level for the plan (0.05)")
+        parser.add_argument("--smallest-share", help="smallest expected category share")
+
+    def handle(self, *args, study, **options):
+        found = Study.objects.alive().filter(slug=study).first()
+        if found is None:
+            raise CommandError(f"No study {study!r}.")
+        given = {key: options[key] for key in ("alpha_min", "significance", "smallest_share")
+                 if options[key] is not None}
+        form = PlanForm(given or None)
+        if form.is_bound and not form.is_valid():
+            raise CommandError(form.errors.as_text())
+        if options["save"]:
+            snapshots.take_snapshot(found, force=True)
+            report = snapshots.stored_report(found)
+        else:
+            report = study_report(found)
+        doc = document(found, report, form.inputs())
+        if options["json"]:
+            self.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False))
+            return
+        self.stdout.write(doc["text"])
+        self.stdout.write(_plan(doc["planning"]))
+
+
+def _plan(plan):
+    lines = ["", "Sample size. " + (
+        f"To test alpha >= {plan['alpha_min']:.3f} at p = {plan['significance']:g} with the "
+        f"rarest category at {plan['smallest_share']:.1%} ({plan['share_source']}): "
+        f"{plan['units_needed']} units coded by each of {plan['coders']} coders "
+        f"({plan['values_needed']} values). The sample holds {plan['sample_size']} items.")]
+    lines += [f"  ! {warning}" for warning in plan["warnings"]]
+    lines += ["", plan["source"]]
+    return "\n".join(lines) + "\n"

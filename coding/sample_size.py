@@ -1,0 +1,157 @@
+"""How many units a reliability sample needs, and how to read an alpha. Pure, no Django.
+
+Sample size: Krippendorff, K. (2004). Content Analysis: An Introduction to Its
+Methodology (2nd ed.), ch. 11, "Sampling considerations" and its table of required
+sample sizes (3rd ed. 2013, ch. 12; 4th ed. 2019), which applies Bloch & Kraemer
+(1989, eq. 3.7):
+
+    N = z_p^2 * ( (1 + a)(3 - a) / (4 (1 - a) P_c (1 - P_c)) - a )
+
+with a the smallest acceptable alpha, P_c the share of the least frequent category,
+and z_p the one-tailed standard normal quantile for the significance level p. N is
+the number of values each coder contributes, so the sample needs N units coded by
+every coder; Krippendorff's table (two coders) counts the values of both, 2N, and
+with m coders the table's figure becomes m * N. Example checked in the tests: four
+equally common categories (P_c = .25), a = .800, p = .05 give 2N = 139 values for
+two coders; a = .667 gives 81.
+
+Thresholds, from the same chapter ("Standards for data reliability"): rely on
+variables with alpha >= .800; consider those between .667 and .800 only for tentative
+conclusions; below .667, do not rely on them.
+"""
+
+import math
+from statistics import NormalDist
+
+RELIABLE = 0.800
+TENTATIVE = 0.667
+VERDICTS = {
+    "reliable": "reliable (α ≥ 0.800)",
+    "tentative": "tentative only (0.667 ≤ α < 0.800)",
+    "unreliable": "not reliable (α < 0.667)",
+}
+# Below this many expected values, a category's agreement rests on a handful of cases.
+FEW_VALUES = 5
+
+
+def verdict(alpha):
+    """'reliable', 'tentative' or 'unreliable'; None when alpha is undefined."""
+    if alpha is None or alpha != alpha:
+        return None
+    if alpha >= RELIABLE:
+        return "reliable"
+    return "tentative" if alpha >= TENTATIVE else "unreliable"
+
+
+def values_per_coder(alpha_min=RELIABLE, smallest_share=0.5, significance=0.05):
+    """Krippendorff's N (unrounded): values each coder must contribute."""
+    _check(alpha_min, smallest_share, significance)
+    z = NormalDist().inv_cdf(1 - significance)
+    share = smallest_share * (1 - smallest_share)
+    return z * z * ((1 + alpha_min) * (3 - alpha_min) / (4 * (1 - alpha_min) * share) - alpha_min)
+
+
+def units_needed(alpha_min=RELIABLE, smallest_share=0.5, significance=0.05):
+    """Units, each coded by every coder, to test alpha >= alpha_min at this level."""
+    return math.ceil(values_per_coder(alpha_min, smallest_share, significance))
+
+
+def values_needed(alpha_min=RELIABLE, smallest_share=0.5, significance=0.05, coders=2):
+    """Krippendorff's tabled figure: values from all ``coders`` together."""
+    return math.ceil(coders * values_per_coder(alpha_min, smallest_share, significance))
+
+
+def _check(alpha_min, smallest_share, significance):
+    if not 0 <= alpha_min < 1:
+        raise ValueError(f"the smallest acceptable alpha must be in [0, 1); got {alpha_min}")
+    if not 0 < smallest_share <= 0.5:
+        raise ValueError("the smallest category share must be above 0 and at most 0.5 "
+                         f"(it is the least frequent of two or more); got {smallest_share}")
+    if not 0 < significance < 0.5:
+        raise ValueError(f"the significance level must be in (0, 0.5); got {significance}")
+
+
+# --- planning the reliability sample ---------------------------------------------------
+
+def plan(main_round, *, offered, sample_size, coders, alpha_min=RELIABLE, significance=0.05,
+         smallest_share=None):
+    """Units needed for the target alpha, and warnings where the sample falls short.
+
+    ``main_round`` is the main round of the reliability report; ``offered`` maps each
+    single-choice question to the number of categories its codebook offers. Without
+    ``smallest_share`` those categories are assumed equally common, so the question
+    offering the most of them sets it (1 / their number).
+    """
+    source = "given"
+    if smallest_share is None:
+        key, most = max(offered.items(), key=lambda pair: pair[1], default=("", 2))
+        smallest_share = 1 / max(most, 2)
+        source = (f"equal shares of the {most} categories of {key}" if key
+                  else "two equally common categories")
+    needed = units_needed(alpha_min, min(smallest_share, 0.5), significance)
+    result = {"alpha_min": alpha_min, "significance": significance,
+              "smallest_share": smallest_share, "share_source": source, "coders": coders,
+              "units_needed": needed, "values_needed": needed * coders,
+              "sample_size": sample_size,
+              "questions": [_question_plan(book, q, alpha_min, significance, sample_size)
+                            for book in main_round["codebooks"] for q in book["questions"]
+                            if q["kind"] in PLANNED_KINDS and q.get("categories")]}
+    result["warnings"] = _warnings(result)
+    return result
+
+
+# The formula speaks of categories; number questions are left out of the plan.
+PLANNED_KINDS = ("single", "yes_no", "multiple")
+
+
+def _question_plan(book, question, alpha_min, significance, sample_size):
+    """The question's rarest category in the sample so far, and the units it would need.
+
+    For multiple choice each option is a yes/no variable (chosen or not), so its
+    rarer side is min(p, 1 - p).
+    """
+    sets = question["kind"] == "multiple"
+    values = question["values"]
+    counts = {c["label"]: (min(c["n"], values - c["n"]) if sets else c["n"])
+              for c in question["categories"]}
+    used = {label: n for label, n in counts.items() if n > 0}
+    rarest = min(used, key=used.get, default=None)
+    share = used[rarest] / values if rarest else None
+    needed = units_needed(alpha_min, min(share, 0.5), significance) if rarest else None
+    return {"codebook": book["name"], "key": question["key"], "units": question["units"],
+            "offered": 2 if sets else len(question["categories"]),
+            "rarest": rarest, "rarest_n": used.get(rarest, 0), "rarest_share": share,
+            "units_needed": needed, "short": bool(needed and needed > sample_size),
+            "unused": [c["label"] for c in question["categories"] if c["n"] == 0 and values]}
+
+
+def _warnings(result):
+    """Sample-level warnings first, then each question's, which also stay on the question."""
+    warnings = []
+    size, needed = result["sample_size"], result["units_needed"]
+    if size < needed:
+        warnings.append(
+            f"The reliability sample holds {size} items, fewer than the {needed} units "
+            f"needed to test α ≥ {result['alpha_min']:.3f} at p = {result['significance']:g} "
+            f"when the rarest category is {result['smallest_share']:.1%} of values.")
+    result["sample_warnings"] = list(warnings)
+    for q in result["questions"]:
+        q["warnings"] = _question_warnings(q, result["alpha_min"], size)
+        warnings += [f"{q['key']}: {warning}" for warning in q["warnings"]]
+    return warnings
+
+
+def _question_warnings(q, alpha_min, size):
+    warnings = []
+    if q["short"]:
+        warnings.append(
+            f"“{q['rarest']}” is only {q['rarest_share']:.1%} of values; testing "
+            f"α ≥ {alpha_min:.3f} with a category that rare needs {q['units_needed']} units "
+            f"and the sample holds {size}, so the figure says little about it.")
+    elif q["rarest"] and q["rarest_n"] < FEW_VALUES:
+        warnings.append(f"“{q['rarest']}” has fewer than {FEW_VALUES} values so far; its "
+                        "agreement rests on a handful of cases.")
+    if q["unused"]:
+        warnings.append(f"Never used so far: {', '.join(q['unused'])}; nothing is known yet "
+                        "about how reliably they are coded.")
+    return warnings

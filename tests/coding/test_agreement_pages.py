@@ -1,0 +1,155 @@
+"""The agreement page, API and command: who sees them, and that they show the same numbers.
+
+Rule 1: a coder never sees a figure derived from other coders' work, so coders get 403
+on every agreement door and no agreement number appears on any page a coder opens.
+"""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from coding import snapshots
+from coding.models import AgreementSnapshot
+from tests import factories
+
+
+@pytest.fixture
+def coded(alpha, people):
+    """Both coders coded the three papers; label agrees on two; a snapshot is taken."""
+    for paper, (a, b) in zip(alpha.papers, [("analysis", "analysis"),
+                                            ("rl_method", "rl_method"),
+                                            ("analysis", "rl_method")]):
+        for coder, label in (("cora", a), ("cyril", b)):
+            scope = {"scope": "general"} if label == "rl_method" else {}
+            factories.code(paper, people[coder], label=label, **scope)
+    snapshots.take_snapshot(alpha)
+    return alpha
+
+
+def alpha_of(doc, key="label"):
+    return next(q for book in doc["rounds"]["main"]["codebooks"] for q in book["questions"]
+                if q["key"] == key)["alpha"]["value"]
+
+
+@pytest.mark.parametrize("name", ["olive", "ada", "vera"])
+def test_owner_adjudicator_and_viewer_see_the_agreement_page_and_api(coded, people, client_for,
+                                                                     name):
+    client = client_for(people[name])
+    page = client.get(f"/studies/{coded.slug}/agreement/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    value = alpha_of(client.get(f"/api/studies/{coded.slug}/agreement/").json())
+    assert f"{value:.3f}" in html
+    assert "<svg" in html and "Report for a paper" in html
+    assert "Planning the reliability sample" in html
+
+
+def test_coder_gets_403_on_every_agreement_door(coded, people, client_for):
+    client = client_for(people["cora"])
+    assert client.get(f"/studies/{coded.slug}/agreement/").status_code == 403
+    assert client.post(f"/studies/{coded.slug}/agreement/recompute/").status_code == 403
+    assert client.get(f"/api/studies/{coded.slug}/agreement/").status_code == 403
+    assert client.get(f"/api/studies/{coded.slug}/agreement/history/").status_code == 403
+    assert client.post(f"/api/studies/{coded.slug}/agreement/recompute/").status_code == 403
+
+
+def test_non_member_gets_404_on_every_agreement_door(coded, people, client_for):
+    client = client_for(people["otto"])
+    assert client.get(f"/studies/{coded.slug}/agreement/").status_code == 404
+    assert client.get(f"/api/studies/{coded.slug}/agreement/").status_code == 404
+    assert client.post(f"/api/studies/{coded.slug}/agreement/recompute/").status_code == 404
+
+
+def test_no_agreement_number_appears_on_any_coder_page(coded, people, client_for):
+    value = f"{alpha_of(snapshots.stored_report(coded)):.3f}"
+    client = client_for(people["cora"])
+    assignment = coded.papers[0].assignments.get(coder=people["cora"])
+    for url in ["/", f"/studies/{coded.slug}/", f"/studies/{coded.slug}/codings/",
+                f"/studies/{coded.slug}/code/{assignment.pk}/", f"/studies/{coded.slug}/code/",
+                f"/api/studies/{coded.slug}/", f"/api/studies/{coded.slug}/codings/"]:
+        response = client.get(url, follow=True)
+        assert response.status_code == 200, url
+        text = response.content.decode()
+        assert value not in text, url
+        for word in ("Krippendorff", "kappa", "/agreement/", "% agreement"):
+            assert word not in text, (url, word)
+
+
+def test_viewer_may_read_but_not_recompute(coded, people, client_for):
+    client = client_for(people["vera"])
+    assert client.post(f"/studies/{coded.slug}/agreement/recompute/").status_code == 403
+    assert client.post(f"/api/studies/{coded.slug}/agreement/recompute/").status_code == 403
+
+
+def test_owner_recomputes_on_demand(coded, people, client_for, django_capture_on_commit_callbacks):
+    client = client_for(people["olive"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/api/studies/{coded.slug}/agreement/recompute/")
+    assert response.status_code == 202 and response.json()["kind"] == "agreement"
+    assert AgreementSnapshot.objects.filter(study=coded, round="main").count() == 2
+    history = client.get(f"/api/studies/{coded.slug}/agreement/history/").json()
+    assert [point["n_codings"] for point in history["main"]] == [6, 6]
+
+
+def test_page_api_and_command_give_the_same_numbers(coded, people, client_for):
+    api = client_for(people["olive"]).get(f"/api/studies/{coded.slug}/agreement/").json()
+    out = StringIO()
+    call_command("agreement_report", coded.slug, "--json", stdout=out)
+    command = json.loads(out.getvalue())
+    assert api["rounds"] == command["rounds"]
+    assert api["planning"] == command["planning"]
+    text = StringIO()
+    call_command("agreement_report", coded.slug, stdout=text)
+    assert f"{alpha_of(api):.3f}" in text.getvalue() and "Sample size." in text.getvalue()
+
+
+def test_planner_takes_its_inputs_from_the_query_string(coded, people, client_for):
+    client = client_for(people["olive"])
+    url = f"/api/studies/{coded.slug}/agreement/"
+    doc = client.get(f"{url}?alpha_min=0.667&smallest_share=0.1").json()
+    assert (doc["planning"]["alpha_min"], doc["planning"]["smallest_share"]) == (0.667, 0.1)
+    assert client.get(f"{url}?smallest_share=0.9").status_code == 400
+    page = client.get(f"/studies/{coded.slug}/agreement/?alpha_min=0.667")
+    assert "α ≥ <b>0.667</b>" in page.content.decode()
+
+
+def test_study_overview_links_agreement_for_those_who_may_see_it(coded, people, client_for):
+    assert f"/studies/{coded.slug}/agreement/" in client_for(people["vera"]).get(
+        f"/studies/{coded.slug}/").content.decode()
+
+
+def test_agreement_api_is_in_the_schema(coded, people, client_for):
+    schema = client_for(people["olive"]).get("/api/schema/").content.decode()
+    assert "/api/studies/{slug}/agreement/" in schema
+    assert "/api/studies/{slug}/agreement/recompute/" in schema
+
+
+def test_page_reads_plainly_before_any_coding(alpha, people, client_for):
+    page = client_for(people["olive"]).get(f"/studies/{alpha.slug}/agreement/")
+    assert page.status_code == 200
+    assert "Not computed yet" in page.content.decode()
+
+
+def test_page_shows_a_question_without_units(alpha, people, client_for):
+    for coder in ("cora", "cyril"):  # label analysis: scope never applies
+        factories.code(alpha.papers[0], people[coder], label="analysis")
+    snapshots.take_snapshot(alpha)
+    html = client_for(people["olive"]).get(f"/studies/{alpha.slug}/agreement/").content.decode()
+    assert "<code>scope</code>" in html and "undefined" in html
+
+
+def test_paper_block_names_the_sample_the_coders_calibration_and_procedure(coded, people,
+                                                                          client_for):
+    from coding import queue
+
+    queue.draw_reliability_sample(coded, count=3, seed=11)
+    coded.discussion_step = True
+    coded.save(update_fields=["discussion_step"])
+    text = client_for(people["olive"]).get(f"/api/studies/{coded.slug}/agreement/").json()["text"]
+    assert "Two coders coded the reliability sample" in text
+    assert "a simple random sample (3 items) of the 3 main-round items, seed 11" in text
+    assert "Calibration. No calibration round was run." in text
+    assert "shown the disagreement" in text and "adjudicator who had not coded the item" in text
+    assert "Variable" in text and "α [95% CI]" in text and "N/A" in text

@@ -1,0 +1,347 @@
+"""The reliability report: known answers through the whole path (codings in the database
+to numbers in the report), rule 3 (independent codings only, calibration apart), "not
+applicable" kept apart from "missing", the sample-size formula, and the snapshots."""
+
+import functools
+import math
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from coding import queue, snapshots
+from coding.agreement import bootstrap_ci, fleiss_kappa, krippendorff_alpha
+from coding.bootstrap import alpha_interval
+from coding.codebooks import create_codebook
+from coding.codings import record_coding, submit
+from coding.demo import DEMO_SLUG
+from coding.models import AgreementSnapshot, Coding, Decision, Item, Role, Study
+from coding.reliability import study_report
+from coding.sample_size import plan, units_needed, values_needed, verdict
+from tests import factories
+from workbench import jobs
+from workbench.models import Job
+
+nan = np.nan
+
+# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability": 4 coders x 12 units.
+KRIPPENDORFF_2011 = [
+    [1, 1, nan, 1], [2, 2, 3, 2], [3, 3, 3, 3], [3, 3, 3, 3], [2, 2, 2, 2], [1, 2, 3, 4],
+    [4, 4, 4, 4], [1, 1, 2, 1], [2, 2, 2, 2], [nan, 5, 5, 5], [nan, nan, 1, 1], [nan, 3, nan, nan],
+]
+VALUES = [{"value": str(v), "label": str(v)} for v in range(1, 6)]
+TONE_CODEBOOK = {
+    "name": "Tone", "applies_to": "paper",
+    "questions": [
+        {"key": "tone", "kind": "single", "text": "Tone (nominal)", "options": VALUES},
+        {"key": "tone_rank", "kind": "single", "level": "ordinal", "text": "Tone (ordinal)",
+         "options": VALUES},
+        {"key": "tone_score", "kind": "number", "level": "interval", "text": "Tone (interval)"},
+        {"key": "tone_ratio", "kind": "number", "level": "ratio", "text": "Tone (ratio)"},
+    ],
+}
+CONDITIONAL_CODEBOOK = {
+    "name": "Conditional", "applies_to": "paper",
+    "questions": [
+        {"key": "label", "kind": "single", "text": "Main contribution?",
+         "options": [{"value": "rl_method"}, {"value": "analysis"}]},
+        {"key": "scope", "kind": "single", "text": "Scope?",
+         "show_if": {"question": "label", "in": ["rl_method"]},
+         "options": [{"value": "general"}, {"value": "embedded"}]},
+        {"key": "venue", "kind": "single", "required": False, "text": "Venue, if stated",
+         "options": [{"value": "journal"}, {"value": "conference"}]},
+    ],
+}
+
+
+def question(report, key, round="main"):
+    return next(q for book in report["rounds"][round]["codebooks"]
+                for q in book["questions"] if q["key"] == key)
+
+
+def coders(study, *names):
+    people = [factories.user(name) for name in names]
+    for person in people:
+        factories.member(study, person, Role.CODER)
+    return people
+
+
+def code(item, coder, values, **kwargs):
+    assignment = item.assignments.filter(coder=coder).first() or queue.assign(item, coder)
+    return record_coding(assignment, values, **kwargs)
+
+
+@pytest.fixture
+def krippendorff_study(db):
+    """Krippendorff's 2011 reliability data, coded through the workbench: each cell one
+    coding; the same value answered at four levels of measurement."""
+    study = factories.study("Tone study", overlap=4)
+    book = create_codebook(study, TONE_CODEBOOK)
+    people = coders(study, "ka", "kb", "kc", "kd")
+    for n, row in enumerate(KRIPPENDORFF_2011):
+        item = factories.paper_item(study, book, n)
+        for person, value in zip(people, row):
+            if value == value:
+                v = int(value)
+                code(item, person, {"tone": str(v), "tone_rank": str(v), "tone_score": v,
+                                    "tone_ratio": v})
+    return study
+
+
+@pytest.mark.parametrize("key, alpha", [
+    ("tone", 0.743), ("tone_rank", 0.815), ("tone_score", 0.849), ("tone_ratio", 0.797)])
+def test_alpha_reproduces_krippendorffs_worked_example_at_each_level(krippendorff_study, key,
+                                                                      alpha):
+    report = study_report(krippendorff_study, n_boot=200)
+    found = question(report, key)
+    assert round(found["alpha"]["value"], 3) == alpha
+    assert found["units"] == 11  # the twelfth unit has one value: not a reliability unit
+    assert found["coders"] == 4
+    assert found["alpha"]["low"] <= found["alpha"]["value"] <= found["alpha"]["high"]
+
+
+def test_more_than_two_coders_get_fleiss_kappa_and_percent_agreement(krippendorff_study):
+    found = question(study_report(krippendorff_study, n_boot=50), "tone")
+    pairable = [row for row in KRIPPENDORFF_2011 if sum(v == v for v in row) >= 2]
+    assert found["kappa"]["name"] == "Fleiss' kappa"
+    assert found["kappa"]["value"] == pytest.approx(fleiss_kappa(np.array(pairable)))
+    assert round(found["percent_agreement"], 3) == 0.818  # Gwet's Handbook, same data
+
+
+@pytest.fixture
+def two_coder_study(alpha, people):
+    """Ten papers coded by cora and cyril: code_released agrees on 8 (4 yes, 4 no)."""
+    papers = alpha.papers + [factories.paper_item(alpha, alpha.paper_codebook, n)
+                             for n in range(3, 10)]
+    cora = ["yes"] * 5 + ["no"] * 5
+    cyril = ["yes"] * 4 + ["no"] + ["yes"] + ["no"] * 4
+    for paper, a, b in zip(papers, cora, cyril):
+        factories.code(paper, people["cora"], code_released=a)
+        factories.code(paper, people["cyril"], code_released=b)
+    return alpha
+
+
+def test_two_coders_get_cohens_kappa_with_its_known_value(two_coder_study):
+    found = question(study_report(two_coder_study, n_boot=50), "code_released")
+    # p_o = 0.8; both coders say yes half the time, so p_e = 0.5 and kappa = 0.6.
+    assert found["kappa"] == {"name": "Cohen's kappa", "value": pytest.approx(0.6), "note": ""}
+    assert found["percent_agreement"] == pytest.approx(0.8)
+    assert found["units"] == 10 and found["coders"] == 2
+
+
+def test_confusion_and_per_category_agreement_have_known_values(two_coder_study):
+    found = question(study_report(two_coder_study, n_boot=50), "code_released")
+    assert found["confusion"] == {"labels": ["yes", "no"], "counts": [[8, 2], [2, 8]]}
+    yes = next(c for c in found["categories"] if c["value"] == "yes")
+    # Specific agreement 2a / (2a + b + c) = 8 / 10.
+    assert yes["n"] == 10 and yes["specific_agreement"] == pytest.approx(0.8)
+    assert found["coder_pairs"] == [{"a": "cora", "b": "cyril", "units": 10,
+                                     "percent_agreement": pytest.approx(0.8),
+                                     "alpha": pytest.approx(found["alpha"]["value"])}]
+
+
+def test_not_applicable_is_counted_apart_from_missing_and_left_out_of_units(db):
+    study = factories.study("Conditions")
+    book = create_codebook(study, CONDITIONAL_CODEBOOK)
+    ann, bo = coders(study, "ann", "bo")
+    first, second = (factories.paper_item(study, book, n) for n in range(2))
+    code(first, ann, {"label": "rl_method", "scope": "general", "venue": "journal"})
+    code(first, bo, {"label": "analysis"})  # scope not applicable; venue missing
+    code(second, ann, {"label": "rl_method", "scope": "general", "venue": "journal"})
+    code(second, bo, {"label": "rl_method", "scope": "embedded", "venue": "journal"})
+    report = study_report(study, n_boot=50)
+    scope, venue = question(report, "scope"), question(report, "venue")
+    assert (scope["not_applicable"], scope["missing"], scope["units"]) == (1, 0, 1)
+    assert (venue["not_applicable"], venue["missing"], venue["units"]) == (0, 1, 1)
+    assert scope["percent_agreement"] == 0.0  # only the second paper is a unit of scope
+
+
+def test_revisions_after_discussion_never_feed_reliability(alpha, people):
+    paper = alpha.papers[0]
+    factories.code(paper, people["cora"], label="analysis")
+    factories.code(paper, people["cyril"], label="rl_method", scope="general")
+    Item.objects.filter(pk=paper.pk).update(discussion_opened_at="2026-01-01T00:00:00Z")
+    cyril = paper.assignments.get(coder=people["cyril"])
+    record_coding(cyril, {"label": "analysis", "size_b": 7, "failures": ["none"],
+                          "code_released": "no"}, phase=Coding.Phase.RECONCILIATION)
+    assert question(study_report(alpha, n_boot=50), "label")["percent_agreement"] == 0.0
+
+
+def test_calibration_round_is_reported_apart(alpha, people):
+    calibration = factories.paper_item(alpha, alpha.paper_codebook, 7, round=Item.Round.CALIBRATION)
+    factories.code(calibration, people["cora"], label="analysis")
+    factories.code(calibration, people["cyril"], label="analysis")
+    factories.code(alpha.papers[0], people["cora"], label="analysis")
+    factories.code(alpha.papers[0], people["cyril"], label="rl_method", scope="general")
+    report = study_report(alpha, n_boot=50)
+    assert question(report, "label", "calibration")["percent_agreement"] == 1.0
+    assert question(report, "label", "main")["percent_agreement"] == 0.0
+    assert report["rounds"]["calibration"]["items"] == report["rounds"]["main"]["items"] == 1
+
+
+def test_each_coder_is_compared_with_the_current_decision(alpha, people):
+    paper = alpha.papers[0]
+    factories.code(paper, people["cora"], label="analysis")
+    factories.code(paper, people["cyril"], label="rl_method", scope="general")
+    Decision.objects.create(item=paper, question_key="label", revision=1, value="analysis",
+                            method=Decision.Method.ADJUDICATED)
+    Decision.objects.create(item=paper, question_key="label", revision=2, value="rl_method",
+                            method=Decision.Method.ADJUDICATED)
+    rows = question(study_report(alpha, n_boot=50), "label")["against_decisions"]
+    assert {row["coder"]: row["percent_agreement"] for row in rows} == {"cora": 0.0, "cyril": 1.0}
+    cora = next(row for row in rows if row["coder"] == "cora")
+    assert cora["confusion"] == {"labels": ["rl_method", "analysis"], "counts": [[0, 0], [1, 0]]}
+
+
+def test_multiple_choice_is_measured_with_masi_on_sets(alpha, people):
+    answers = [(["entropy_collapse"], ["entropy_collapse", "none"]), (["none"], ["none"]),
+               (["entropy_collapse"], ["none"])]
+    for paper, (a, b) in zip(alpha.papers, answers):
+        factories.code(paper, people["cora"], failures=a)
+        factories.code(paper, people["cyril"], failures=b)
+    found = question(study_report(alpha, n_boot=50), "failures")
+    expected = krippendorff_alpha([[set(a), set(b)] for a, b in answers], "masi")
+    assert found["metric"] == "masi" and found["alpha"]["value"] == pytest.approx(expected)
+    assert found["kappa"]["value"] is None
+    assert {c["value"]: c["n"] for c in found["categories"]} == {"entropy_collapse": 3, "none": 4}
+
+
+def test_number_answers_that_are_options_count_for_agreement_but_not_alpha(alpha, people):
+    for paper, (a, b) in zip(alpha.papers, [(7, 7), (14, 14), ("not_reported", 7)]):
+        factories.code(paper, people["cora"], size_b=a)
+        factories.code(paper, people["cyril"], size_b=b)
+    found = question(study_report(alpha, n_boot=50), "size_b")
+    assert found["metric"] == "ratio" and found["alpha"]["value"] == 1.0
+    assert found["percent_agreement"] == pytest.approx(2 / 3)
+    assert "not_reported" in found["note"]
+
+
+# --- pure parts: interval, sample size, thresholds ---------------------------------------
+
+def test_pattern_bootstrap_matches_resampling_rows():
+    rng = np.random.default_rng(7)
+    truth = rng.integers(0, 4, size=(300, 1))
+    ratings = np.where(rng.random((300, 3)) < 0.7, truth, rng.integers(0, 4, size=(300, 3)))
+    ratings = ratings.astype(float)
+    ratings[rng.random((300, 3)) < 0.2] = nan
+    for level in ("nominal", "ordinal", "interval"):
+        ours = alpha_interval(ratings, level, n_boot=2000, seed=1)
+        rows = ratings[(~np.isnan(ratings)).sum(axis=1) >= 2]
+        theirs = bootstrap_ci(functools.partial(krippendorff_alpha, level=level), rows,
+                              n_boot=2000, seed=1)
+        assert ours == pytest.approx(theirs, abs=0.03)
+
+
+@pytest.mark.parametrize("alpha_min, share, figure", [(0.800, 0.25, 139), (0.667, 0.25, 81)])
+def test_sample_size_reproduces_krippendorffs_table_for_two_coders(alpha_min, share, figure):
+    assert values_needed(alpha_min, share, 0.05, coders=2) == figure
+
+
+def test_sample_size_in_units_follows_the_formula():
+    z = 1.6448536269514722
+    expected = z * z * (1.8 * 2.2 / (4 * 0.2 * 0.5 * 0.5) - 0.8)
+    assert units_needed(0.800, 0.5, 0.05) == math.ceil(expected) == 52
+    assert units_needed(0.800, 0.05) > units_needed(0.800, 0.25)  # rarer needs more
+
+
+@pytest.mark.parametrize("alpha, expected", [
+    (0.95, "reliable"), (0.800, "reliable"), (0.7999, "tentative"), (0.667, "tentative"),
+    (0.6669, "unreliable"), (-0.2, "unreliable"), (None, None), (nan, None)])
+def test_thresholds_follow_content_analysis_practice(alpha, expected):
+    assert verdict(alpha) == expected
+
+
+def test_plan_warns_when_the_sample_is_small_or_a_category_rare():
+    main = {"codebooks": [{"name": "Papers", "questions": [{
+        "key": "label", "kind": "single", "units": 40, "values": 80,
+        "categories": [{"label": "common", "n": 76, "share": 0.95},
+                       {"label": "rare", "n": 4, "share": 0.05},
+                       {"label": "unused", "n": 0, "share": 0.0}]}]}]}
+    result = plan(main, offered={"label": 3}, sample_size=50, coders=2)
+    assert result["units_needed"] == units_needed(0.800, 1 / 3)
+    assert result["questions"][0]["rarest"] == "rare"
+    assert result["sample_warnings"][0].startswith("The reliability sample holds 50 items, "
+                                                   "fewer than")
+    rare, unused = result["questions"][0]["warnings"]
+    assert rare.startswith("“rare” is only 5.0% of values") and "unused" in unused
+    assert result["warnings"] == result["sample_warnings"] + [f"label: {rare}", f"label: {unused}"]
+    roomy = plan(main, offered={}, sample_size=500, coders=2, smallest_share=0.5)
+    assert roomy["sample_warnings"] == [] and roomy["warnings"][0].startswith("label: “rare” has")
+
+
+# --- snapshots and the job ---------------------------------------------------------------
+
+def test_agreement_is_scheduled_after_every_n_codings_and_never_computed_in_the_request(
+        alpha, people, settings, django_capture_on_commit_callbacks):
+    settings.AGREEMENT_SNAPSHOT_EVERY = 3
+    answers = {"label": "analysis", "size_b": 7, "failures": ["none"], "code_released": "no"}
+    papers = alpha.papers
+    for n, (paper, coder) in enumerate([(papers[0], "cora"), (papers[0], "cyril"),
+                                        (papers[1], "cora"), (papers[1], "cyril")], start=1):
+        assignment = queue.assign(paper, people[coder])
+        with django_capture_on_commit_callbacks(execute=True):
+            submit(assignment, answers)
+        waiting = Job.objects.filter(kind="agreement").count()
+        assert waiting == (0 if n < 3 else 1)  # one job, however many codings follow
+    assert not AgreementSnapshot.objects.exists()  # nothing computed in a coder's request
+    snapshots.run_waiting(alpha)  # what opening the agreement page does, tasks in-process
+    assert set(AgreementSnapshot.objects.values_list("round", flat=True)) == {"main"}
+    assert Job.objects.get(kind="agreement").status == Job.Status.DONE
+
+
+def test_scheduling_costs_the_coder_two_small_queries(alpha, django_assert_max_num_queries):
+    with django_assert_max_num_queries(2):
+        snapshots.schedule_agreement(alpha)
+
+
+def test_a_snapshot_job_delivered_twice_adds_no_second_snapshot(alpha, people):
+    factories.code(alpha.papers[0], people["cora"])
+    factories.code(alpha.papers[0], people["cyril"])
+    for _ in range(2):
+        job = Job.objects.create(kind="agreement", params={"study": alpha.pk})
+        jobs.run(job.pk)
+    assert AgreementSnapshot.objects.filter(study=alpha).count() == 1
+    snapshot = AgreementSnapshot.objects.get(study=alpha)
+    assert snapshot.n_codings == 2 and snapshot.summary[
+        f"{alpha.paper_codebook.pk}:label"]["units"] == 1
+
+
+def test_the_demo_study_report(db):
+    """The demo: three coders in rotating pairs, conditional questions, multiple choice."""
+    call_command("load_demo", verbosity=0)
+    study = Study.objects.get(slug=DEMO_SLUG)
+    report = study_report(study, n_boot=200)
+    main = report["rounds"]["main"]
+    assert main["coders"] == ["coder1", "coder2", "coder3"]
+    assert report["rounds"]["calibration"]["n_codings"] == 0
+    label = question(report, "label")
+    assert (label["units"], label["coders"], label["kappa"]["name"]) == (60, 3, "Fleiss' kappa")
+    # Alpha from the codings read directly, by a second route (the krippendorff package).
+    import krippendorff
+
+    rows = {}
+    for coding in Coding.objects.filter(assignment__item__study=study,
+                                        assignment__item__codebook__name="Paper codebook"):
+        rows.setdefault(coding.assignment.item_id, {})[coding.assignment.coder.username] = \
+            coding.values["label"]
+    names = {"rl_method": 0, "rl_application": 1, "analysis": 2, "systems": 3,
+             "offline_preference": 4, "distillation": 5, "out_of_scope": 6}
+    table = np.array([[names[r[c]] if c in r else nan for c in main["coders"]]
+                      for r in rows.values()])
+    assert label["alpha"]["value"] == pytest.approx(
+        krippendorff.alpha(table.T, level_of_measurement="nominal"))
+    scope = question(report, "scope")
+    assert scope["not_applicable"] == sum(1 for r in rows.values() for v in r.values()
+                                          if v != "rl_method")
+    assert question(report, "method_named")["metric"] is None  # free text
+    assert question(report, "failure_addressed")["metric"] == "masi"
+
+
+def test_a_dead_workers_job_does_not_stop_later_snapshots(alpha):
+    Job.objects.create(kind="agreement", params={"study": alpha.pk}, status=Job.Status.RUNNING,
+                       heartbeat_at=timezone.now() - jobs.STALE_AFTER * 2)
+    assert snapshots.waiting_job(alpha) is None
+    fresh = Job.objects.create(kind="agreement", params={"study": alpha.pk},
+                               status=Job.Status.RUNNING, heartbeat_at=timezone.now())
+    assert snapshots.waiting_job(alpha) == fresh
