@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Document, Post, Snapshot
+from .models import CachedResponse, Document, Post, Snapshot
 
 
 class PostInline(admin.TabularInline):
@@ -26,3 +26,12 @@ class SnapshotAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+@admin.register(CachedResponse)
+class CachedResponseAdmin(admin.ModelAdmin):
+    """Conditional-request cache of the live clients: inspect or delete to force a re-fetch."""
+
+    list_display = ["url", "etag", "fetched_at"]
+    search_fields = ["url"]
+    readonly_fields = ["key", "url", "etag", "last_modified", "next_url", "body", "fetched_at"]

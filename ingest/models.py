@@ -131,3 +131,24 @@ class Snapshot(models.Model):
 def content_sha256(content):
     canonical = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class CachedResponse(models.Model):
+    """The last answer to a GET, kept for conditional requests (ETag, Last-Modified).
+
+    A 304 Not Modified carries no body and costs no GitHub rate limit, so the body
+    that went with the ETag is kept here and reused: an update run re-fetches only
+    what changed. Keyed by a hash of the URL, the media type and the token (ETags
+    vary with both), never by the token itself.
+    """
+
+    key = models.CharField(max_length=64, unique=True)
+    url = models.TextField()
+    etag = models.CharField(max_length=300, blank=True)
+    last_modified = models.CharField(max_length=100, blank=True)
+    next_url = models.TextField(blank=True, help_text='The Link header\'s rel="next".')
+    body = models.TextField()
+    fetched_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"{self.url} ({self.etag})"

@@ -1,0 +1,235 @@
+"""GitHub REST: a repository's issues and pull requests since a date, as thread bundles.
+
+Rules from GitHub's docs, all honoured here:
+- follow the `Link` header (rel="next"), never build page URLs; per_page=100;
+- serial requests; when `x-ratelimit-remaining` reaches 0, wait for `x-ratelimit-reset`;
+- 403/429 with `retry-after`: wait that long; with remaining 0: wait for the reset;
+  a secondary limit with neither: wait a minute, doubling; a 403 with no rate-limit
+  signal is a permission error and is not retried;
+- conditional requests: the ETag and body of each answer are kept
+  (`ingest.models.CachedResponse`), a 304 reuses the body and costs no quota.
+The token comes from GITHUB_TOKEN unless one is given.
+"""
+
+import hashlib
+import json
+import os
+import time
+
+import httpx
+
+from ..models import CachedResponse
+from ..records import BadRecord, RecordError
+from ..sources.github import thread_record
+from .http import FetchError, backoff, fetch, make_http, retry_after
+
+API_URL = "https://api.github.com"
+ACCEPT = "application/vnd.github+json"
+API_VERSION = "2022-11-28"
+PER_PAGE = 100
+
+
+class GitHubError(FetchError):
+    def __init__(self, message, status=None):
+        self.status = status
+        super().__init__(message)
+
+
+class ResponseCache:
+    """ETag and body per URL, in the database. Keys hash the token: ETags vary with it."""
+
+    def __init__(self, token):
+        self.variant = hashlib.sha256(f"{ACCEPT}\n{token or ''}".encode()).hexdigest()
+
+    def key(self, url):
+        return hashlib.sha256(f"{self.variant}\n{url}".encode()).hexdigest()
+
+    def get(self, url):
+        return CachedResponse.objects.filter(key=self.key(url)).first()
+
+    def put(self, url, response, body, next_url):
+        CachedResponse.objects.update_or_create(key=self.key(url), defaults={
+            "url": url, "etag": response.headers.get("etag", ""),
+            "last_modified": response.headers.get("last-modified", ""),
+            "next_url": next_url or "", "body": body})
+
+
+class GitHubClient:
+    def __init__(self, token=None, *, transport=None, sleep=time.sleep, clock=time.time,
+                 max_retries=5, backoff_base=2.0, secondary_wait=60.0, cache=True,
+                 api_url=API_URL):
+        token = token if token is not None else os.environ.get("GITHUB_TOKEN", "")
+        headers = {"Accept": ACCEPT, "X-GitHub-Api-Version": API_VERSION}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self.http = make_http(transport, headers)
+        self.sleep, self.clock, self.api_url = sleep, clock, api_url
+        self.cache = ResponseCache(token) if cache else None
+        self.max_retries, self.backoff_base, self.secondary_wait = max_retries, backoff_base, secondary_wait
+        self.quota_resets_at = None  # set when a response says no requests remain
+
+    # --- threads -------------------------------------------------------------
+
+    def threads(self, repository, since=None, save_to=None):
+        """Yield a record (or RecordError) per issue or PR updated since `since`.
+
+        With save_to, each bundle is also written as a JSON line to that file
+        (through a temporary file renamed when the harvest completes).
+        """
+        saver = _BundleWriter(save_to) if save_to else None
+        for bundle in self.bundles(repository, since):
+            if isinstance(bundle, RecordError):
+                yield bundle
+                continue
+            if saver:
+                saver.write(bundle)
+            try:
+                yield thread_record(bundle)
+            except BadRecord as exc:
+                yield RecordError(f"{repository}#{bundle['issue'].get('number')}", str(exc))
+        if saver:
+            saver.close()
+
+    def bundles(self, repository, since=None):
+        """The REST objects of every issue and PR updated since `since`, one bundle each."""
+        params = {"state": "all", "sort": "updated", "direction": "asc", "per_page": PER_PAGE}
+        if since:
+            params["since"] = since
+        for issue in self.pages(f"{self.api_url}/repos/{repository}/issues", params):
+            try:
+                yield self.bundle(repository, issue)
+            except GitHubError as exc:
+                if exc.status not in (404, 410):
+                    raise
+                # Deleted or hidden since it was listed: this thread only.
+                yield RecordError(f"{repository}#{issue.get('number')}", str(exc))
+
+    def bundle(self, repository, issue):
+        bundle = {"repository": repository, "issue": issue, "pull": None, "comments": [],
+                  "reviews": [], "review_comments": [], "timeline": []}
+        if issue.get("comments"):  # a count: no request for threads without comments
+            bundle["comments"] = list(self.pages(issue["comments_url"], {"per_page": PER_PAGE}))
+        bundle["timeline"] = list(self.pages(issue["timeline_url"], {"per_page": PER_PAGE}))
+        pull_url = (issue.get("pull_request") or {}).get("url")
+        if pull_url:
+            bundle["pull"], _ = self.get_json(pull_url)
+            bundle["reviews"] = list(self.pages(f"{pull_url}/reviews", {"per_page": PER_PAGE}))
+            bundle["review_comments"] = list(self.pages(f"{pull_url}/comments",
+                                                        {"per_page": PER_PAGE}))
+        return bundle
+
+    # --- requests ------------------------------------------------------------
+
+    def pages(self, url, params=None):
+        """Every item of a list endpoint, following Link rel="next" until there is none."""
+        while url:
+            data, next_url = self.get_json(url, params)
+            if data is None:  # 204 No Content
+                return
+            if not isinstance(data, list):
+                raise GitHubError(f"{url}: expected a list, got {type(data).__name__}")
+            yield from data
+            url, params = next_url, None  # the next URL carries its own query
+
+    def get_json(self, url, params=None):
+        """(decoded JSON, next page URL) for a GET, conditional when cached."""
+        full_url = str(httpx.URL(url, params=params)) if params else url
+        cached = self.cache.get(full_url) if self.cache else None
+        headers = {}
+        if cached and cached.etag:
+            headers["If-None-Match"] = cached.etag
+        if cached and cached.last_modified:
+            headers["If-Modified-Since"] = cached.last_modified
+        for attempt in range(self.max_retries + 1):
+            result, problem, wait = self._try(full_url, headers, cached, attempt)
+            if result is not None:
+                return result
+            if attempt < self.max_retries:
+                self.sleep(wait)
+        raise GitHubError(f"{full_url}: gave up after {self.max_retries + 1} tries ({problem})")
+
+    def _try(self, url, headers, cached, attempt):
+        """((data, next_url), None, None), or (None, what went wrong, seconds to wait)."""
+        self._wait_for_quota()
+        try:
+            response, body = fetch(self.http, url, headers=headers)
+        except httpx.TransportError as exc:
+            return None, f"network error: {exc}", backoff(self.backoff_base, attempt)
+        self._note_quota(response)
+        status = response.status_code
+        if status == 304 and cached:
+            return (json.loads(cached.body), cached.next_url or None), None, None
+        if status in (200, 204):
+            return self._decoded(url, response, body, attempt)
+        if status in (403, 429):
+            wait = self._rate_limit_wait(response, body, attempt)
+            if wait is None:
+                raise GitHubError(f"{url}: HTTP {status} {_message(body)}", status)
+            return None, f"rate limited (HTTP {status})", wait
+        if status >= 500:
+            return None, f"HTTP {status}", backoff(self.backoff_base, attempt)
+        raise GitHubError(f"{url}: HTTP {status} {_message(body)}", status)
+
+    def _decoded(self, url, response, body, attempt):
+        if response.status_code == 204 or not body.strip():
+            return (None, None), None, None
+        try:
+            data = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            # A page cut short in transit: fetch it again.
+            return None, f"truncated or broken JSON: {exc}", backoff(self.backoff_base, attempt)
+        next_url = response.links.get("next", {}).get("url")
+        if self.cache is not None and response.headers.get("etag"):
+            self.cache.put(url, response, json.dumps(data), next_url)
+        return (data, next_url), None, None
+
+    def _rate_limit_wait(self, response, body, attempt):
+        """Seconds to wait before retrying a 403/429, or None when it is a refusal."""
+        asked = retry_after(response, self.clock)
+        if asked is not None:
+            return asked
+        if response.headers.get("x-ratelimit-remaining") == "0":
+            return self._until_reset(response)
+        if response.status_code == 429 or "secondary rate limit" in _message(body).lower():
+            return backoff(self.secondary_wait, attempt)
+        return None
+
+    def _note_quota(self, response):
+        if response.status_code < 300 and response.headers.get("x-ratelimit-remaining") == "0":
+            self.quota_resets_at = self.clock() + self._until_reset(response)
+
+    def _until_reset(self, response):
+        try:
+            reset = float(response.headers.get("x-ratelimit-reset", ""))
+        except ValueError:
+            return self.secondary_wait
+        return max(1.0, reset - self.clock() + 1)
+
+    def _wait_for_quota(self):
+        if self.quota_resets_at is not None:
+            remaining = self.quota_resets_at - self.clock()
+            if remaining > 0:
+                self.sleep(remaining)
+            self.quota_resets_at = None
+
+
+def _message(body):
+    try:
+        return str(json.loads(body).get("message", ""))[:200]
+    except (ValueError, AttributeError):
+        return body[:200].decode("utf-8", "replace")
+
+
+class _BundleWriter:
+    """Bundles as JSON Lines, to a temporary file renamed once the harvest is complete."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.file = open(self.path + ".partial", "w", encoding="utf-8")
+
+    def write(self, bundle):
+        self.file.write(json.dumps(bundle) + "\n")
+
+    def close(self):
+        self.file.close()
+        os.replace(self.path + ".partial", self.path)

@@ -1,0 +1,75 @@
+"""The ingest job: any import described by `imports.run_import` params, run by the worker.
+
+    workbench.jobs.enqueue("ingest", {"format": "arxiv_snapshot_file", "path": "…"})
+
+Progress on the job row counts records read and errors; each bad record is a
+line of the job's log with where it was. The job can be cancelled (it stops after
+the batch it is writing, or within a minute while a live source makes it wait)
+and re-run after a dead worker without duplicates, as every write is an upsert on
+the natural key.
+"""
+
+import time
+
+from workbench.jobs import job_handler, log
+
+from .imports import run_import
+
+# Past this many, bad records are counted but no longer logged one by one: a
+# wholly wrong file must not write millions of log lines.
+MAX_LOGGED_ERRORS = 1000
+
+# While a live source makes the job wait (arXiv's 429, GitHub's rate-limit reset),
+# it still reports this often: the heartbeat stays fresh and a cancel is honoured.
+REPORT_WHILE_WAITING = 60
+
+
+@job_handler("ingest")
+def run_ingest(job, report):
+    last = {"read": 0, "message": ""}
+    return run_import(job.params, progress=progress_reporter(report, last),
+                      log_error=error_logger(job), sleep=patient_sleep(report, last))
+
+
+def progress_reporter(report, last):
+    def progress(counts):
+        last.update(read=counts["read"], message=summary(counts))
+        report(counts["read"], None, last["message"])
+
+    return progress
+
+
+def patient_sleep(report, last):
+    """A sleep for the live clients that reports between steps of a minute."""
+
+    def sleep(seconds):
+        while seconds > 0:
+            step = min(seconds, REPORT_WHILE_WAITING)
+            time.sleep(step)
+            seconds -= step
+            report(last["read"], None, f"{last['message']} (waiting {seconds:,.0f} s more "
+                                       "for the source)".strip())
+
+    return sleep
+
+
+def error_logger(job, limit=MAX_LOGGED_ERRORS):
+    logged = 0
+
+    def log_error(error):
+        nonlocal logged
+        logged += 1
+        if logged <= limit:
+            log(job, error.reason, level="error", location=error.location)
+        elif logged == limit + 1:
+            log(job, f"more than {limit} bad records: the rest are counted, not logged",
+                level="warning")
+
+    return log_error
+
+
+def summary(counts):
+    excluded = sum(counts["excluded"].values())
+    return (f"{counts['read']:,} read: {counts['added']:,} added, {counts['updated']:,} updated, "
+            f"{counts['unchanged']:,} unchanged, {excluded:,} excluded, "
+            f"{counts['failed']:,} errors")

@@ -1,0 +1,56 @@
+"""What the ingest commands share: run the import (or enqueue it) and print the outcome."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from workbench import jobs
+
+from ..imports import check_params, run_import
+from ..jobs import summary
+from ..load import StrictModeError
+
+SHOWN_ERRORS = 20
+
+
+class IngestCommand(BaseCommand):
+    def add_common_arguments(self, parser):
+        parser.add_argument("--strict", action="store_true",
+                            help="stop at the first bad record (those before it are written)")
+        parser.add_argument("--async", dest="run_async", action="store_true",
+                            help="enqueue an ingest job for the worker instead of running here")
+        parser.add_argument("--batch-size", type=int, default=None)
+
+    def run(self, params, options):
+        self.verbosity = options.get("verbosity", 1)
+        params = {**params, "strict": options["strict"]}
+        if options["batch_size"]:
+            params["batch_size"] = options["batch_size"]
+        try:
+            check_params(params)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        if options["run_async"]:
+            job = jobs.enqueue("ingest", params)
+            self.stdout.write(f"Enqueued ingest job #{job.pk}.")
+            return
+        errors = []
+        try:
+            counts = run_import(params, log_error=errors.append, progress=self.progress)
+        except StrictModeError as exc:
+            raise CommandError(str(exc)) from None
+        self.report(counts, errors)
+
+    def progress(self, counts):
+        if self.verbosity > 1:
+            self.stderr.write(summary(counts))
+
+    def report(self, counts, errors):
+        self.stdout.write(summary(counts))
+        if counts["deleted"] or counts["duplicates"]:
+            self.stdout.write(f"{counts['deleted']:,} marked deleted, "
+                              f"{counts['duplicates']:,} duplicates within a batch")
+        for rule, n in sorted(counts["excluded"].items()):
+            self.stdout.write(f"excluded by {rule}: {n:,}")
+        for error in errors[:SHOWN_ERRORS]:
+            self.stderr.write(f"error: {error}")
+        if len(errors) > SHOWN_ERRORS:
+            self.stderr.write(f"… and {len(errors) - SHOWN_ERRORS:,} more errors")

@@ -1,0 +1,27 @@
+from ..base import IngestCommand
+
+
+class Command(IngestCommand):
+    help = ("Import GitHub issue and pull-request threads: saved API JSON (saved) or a "
+            "repository's threads updated since a date (live; token from GITHUB_TOKEN).")
+
+    def add_arguments(self, parser):
+        sub = parser.add_subparsers(dest="what", required=True)
+        saved = sub.add_parser("saved", help="a bundle .json, a .jsonl of bundles, or a directory")
+        saved.add_argument("path")
+        saved.set_defaults(format="github_file")
+        self.add_common_arguments(saved)
+        live = sub.add_parser("live", help="fetch a repository's threads from the REST API")
+        live.add_argument("repository", help="owner/name")
+        live.add_argument("--since", default=None, help="ISO date, e.g. 2025-01-01T00:00:00Z")
+        live.add_argument("--save-to", default=None, help="also write the bundles to this .jsonl")
+        live.set_defaults(format="github")
+        self.add_common_arguments(live)
+
+    def handle(self, *args, **options):
+        if options["format"] == "github_file":
+            params = {"path": options["path"]}
+        else:
+            params = {"repository": options["repository"], "since": options["since"],
+                      "save_to": options["save_to"]}
+        self.run({"format": options["format"], **params}, options)

@@ -1,0 +1,261 @@
+"""What every parser yields, and the checks a record passes before it is written.
+
+Parsers never raise on one bad record: they yield a `RecordError` naming where it
+was (file and line, page and entry, repository and number) and why, and go on.
+`load.import_records` writes `DocumentRecord`s and `Deletion`s and counts the rest.
+"""
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from email.utils import parsedate_to_datetime
+
+# A single text field (title, abstract, body) longer than this is a bad record,
+# not something to truncate silently: GitHub refuses bodies over 65,536
+# characters, so anything four times that came from an edited export or an attack.
+MAX_TEXT_CHARS = 262_144
+
+# The values of ingest.models.Document.Kind and Post.Kind (kept here so parsers need no Django).
+DOCUMENT_KINDS = {"paper", "thread"}
+POST_KINDS = {"opening", "comment", "review", "review_comment"}
+
+PAPER_METADATA_KEYS = (
+    "abstract", "authors", "affiliations", "categories", "versions",
+    "doi", "journal_ref", "comments", "license",
+)
+
+
+@dataclass
+class PostRecord:
+    kind: str  # ingest.models.Post.Kind: opening, comment, review, review_comment
+    external_id: str
+    author: str
+    author_role: str
+    created: datetime
+    body: str
+
+
+@dataclass
+class DocumentRecord:
+    kind: str  # "paper" or "thread"
+    source: str
+    key: str
+    title: str
+    url: str = ""
+    published: datetime | None = None
+    updated: datetime | None = None
+    metadata: dict = field(default_factory=dict)
+    posts: list[PostRecord] = field(default_factory=list)
+    location: str = ""  # where the record was read, for errors found while writing it
+
+
+@dataclass
+class Deletion:
+    """A source says this document was deleted (OAI-PMH `status="deleted"`)."""
+
+    source: str
+    key: str
+    deleted_on: str = ""
+    location: str = ""
+
+
+@dataclass
+class RecordError:
+    location: str  # "papers.jsonl line 17", "page 3 entry 12", "owner/repo#42"
+    reason: str
+
+    def __str__(self):
+        return f"{self.location}: {self.reason}"
+
+
+class BadRecord(ValueError):
+    """Raised inside a parser for one record; turned into a RecordError by its caller."""
+
+
+# --- dates -------------------------------------------------------------------
+
+def rfc3339(value, what):
+    """'2025-07-30T08:41:27Z' (or with an offset) as an aware UTC datetime."""
+    if not isinstance(value, str):
+        raise BadRecord(f"{what} should be a date string, got {type(value).__name__}")
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise BadRecord(f"bad date in {what}: {value[:40]!r}") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+_MONTHS = {name: n for n, name in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+
+
+def rfc2822(value, what):
+    """'Wed, 30 Jul 2025 08:41:27 GMT' (arXivRaw, the snapshot's versions)."""
+    parts = value.split() if isinstance(value, str) else ()
+    if len(parts) == 6 and parts[5] == "GMT" and parts[2] in _MONTHS:
+        # The one shape arXiv writes, read five times faster than the general parser:
+        # a snapshot has millions of these.
+        try:
+            hour, minute, second = parts[4].split(":")
+            return datetime(int(parts[3]), _MONTHS[parts[2]], int(parts[1]), int(hour),
+                            int(minute), int(second), tzinfo=UTC)
+        except ValueError:
+            pass  # the general parser below says what is wrong
+    if not isinstance(value, str):
+        raise BadRecord(f"{what} should be a date string, got {type(value).__name__}")
+    try:
+        parsed = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        raise BadRecord(f"bad date in {what}: {value[:40]!r}") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def day(value, what):
+    """'2025-07-30' as midnight UTC (OAI datestamps, the arXiv format's created)."""
+    if not isinstance(value, str):
+        raise BadRecord(f"{what} should be a date string, got {type(value).__name__}")
+    try:
+        parsed = date.fromisoformat(value.strip())
+    except ValueError:
+        raise BadRecord(f"bad date in {what}: {value[:40]!r}") from None
+    return datetime(parsed.year, parsed.month, parsed.day, tzinfo=UTC)
+
+
+def any_date(value, what):
+    """A date in any of the formats sources use; for mapped tables."""
+    if isinstance(value, str) and len(value.strip()) == 10:
+        return day(value, what)
+    if isinstance(value, str) and value[:3].isalpha():
+        return rfc2822(value, what)
+    return rfc3339(value, what)
+
+
+# --- field checks ------------------------------------------------------------
+
+def text(value, what, *, required=False, limit=MAX_TEXT_CHARS):
+    """A string field stored as received; None when absent and allowed."""
+    if value is None:
+        if required:
+            raise BadRecord(f"missing field {what!r}")
+        return None
+    if not isinstance(value, str):
+        raise BadRecord(f"field {what!r} should be a string, got {type(value).__name__}")
+    if required and not value.strip():
+        raise BadRecord(f"field {what!r} is empty")
+    if len(value) > limit:
+        raise BadRecord(f"field {what!r} is {len(value):,} characters, over the {limit:,} limit")
+    return value
+
+
+def one_line(value):
+    """Titles arrive wrapped ("Toy\\n  Transformers"); joining the lines changes no word."""
+    return " ".join(value.split())
+
+
+def version_number(label):
+    """'v12' -> 12, for ordering versions; 0 for anything odd."""
+    try:
+        return int(str(label).lstrip("vV"))
+    except ValueError:
+        return 0
+
+
+def merge_versions(old, new):
+    """Versions known before plus those just read, one per label, oldest first.
+
+    The arXiv API returns only the version it serves, so a paper keeps the
+    versions an earlier import saw (the issue's "keeps its versions").
+    """
+    merged = {v["version"]: v for v in old or [] if isinstance(v, dict) and "version" in v}
+    merged.update({v["version"]: v for v in new or []})
+    return sorted(merged.values(), key=lambda v: version_number(v["version"]))
+
+
+# --- checks the database would otherwise make, record by record -------------
+
+# Text no database here can store: U+0000 (PostgreSQL refuses it in text and JSON)
+# and lone UTF-16 surrogates (JSON may carry "\ud83d" from a cut emoji; they cannot
+# be encoded). NULs are dropped and surrogates become U+FFFD: the only changes made
+# to text that is otherwise stored as received.
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def check_record(item):
+    """Fit a record to the database columns; raises BadRecord. Unstorable characters go here.
+
+    Run by the loader on every record, whatever parser made it, so a bad record
+    is reported with its location instead of failing its whole batch.
+    """
+    if isinstance(item, Deletion):
+        item.source, item.key = _fits(item.source, "source", 32), _fits(item.key, "key", 200)
+        return None
+    if not isinstance(item, DocumentRecord):
+        raise BadRecord(f"not a record: {type(item).__name__}")
+    if item.kind not in DOCUMENT_KINDS:
+        raise BadRecord(f"kind {item.kind!r} is not paper or thread")
+    item.source, item.key = _fits(item.source, "source", 32), _fits(item.key, "key", 200)
+    item.url = _fits(item.url, "url", 500) if item.url else ""
+    if not isinstance(item.title, str) or not item.title.strip():
+        raise BadRecord("missing field 'title'")
+    item.title = storable(item.title)
+    if not isinstance(item.metadata, dict):
+        raise BadRecord("metadata should be an object")
+    if _has_unstorable(item.metadata):
+        item.metadata = _storable_json(item.metadata)
+    for post in item.posts:
+        _check_post(post)
+    return None
+
+
+def _fits(value, what, limit):
+    if not isinstance(value, str) or not value or len(value) > limit:
+        raise BadRecord(f"{what} must be text of 1 to {limit} characters, got {str(value)[:60]!r}")
+    return storable(value)
+
+
+def _check_post(post):
+    if post.kind not in POST_KINDS:
+        raise BadRecord(f"post kind {post.kind!r} is unknown")
+    if post.created is None:
+        raise BadRecord(f"post {post.external_id} has no date")
+    post.external_id = _fits(post.external_id, "post id", 64)
+    post.author = _fits(post.author, "post author", 100)
+    if len(post.author_role) > 32:
+        raise BadRecord(f"post {post.external_id} author_role is too long")
+    post.author_role, post.body = storable(post.author_role), storable(post.body)
+
+
+def storable(text):
+    if UNSTORABLE.search(text) is None:
+        return text
+    return UNSTORABLE.sub(lambda found: "" if found.group() == "\x00" else "\ufffd", text)
+
+
+def _has_unstorable(value):
+    # A loop rather than recursion: this runs for every record of a snapshot.
+    stack = [value]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if UNSTORABLE.search(value):
+                return True
+        elif isinstance(value, dict):
+            stack += value.keys()
+            stack += value.values()
+        elif isinstance(value, list):
+            stack += value
+    return False
+
+
+def _storable_json(value):
+    if isinstance(value, str):
+        return storable(value)
+    if isinstance(value, dict):
+        return {storable(k): _storable_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_storable_json(v) for v in value]
+    return value
