@@ -63,3 +63,54 @@ def fetch(http, url, *, params=None, headers=None):
                 raise FetchError(f"{response.request.url}: response over {MAX_BODY_BYTES:,} bytes")
             chunks.append(chunk)
     return response, b"".join(chunks)
+
+
+class PagedClient:
+    """One endpoint read page by page: paced, with transient failures retried.
+
+    A network error, 5xx, or 429/503 (waiting out Retry-After) is retried with
+    back-off; any status outside `page_statuses` stops the run. A subclass turns a
+    page into a result in `read_page`, or names a problem to retry the page for.
+    """
+
+    page_statuses = (200,)
+
+    def __init__(self, *, transport, sleep, clock, delay, max_retries, backoff_base,
+                 throttle_wait, url):
+        self.http = make_http(transport)
+        self.sleep, self.clock, self.url = sleep, clock, url
+        self.pacer = Pacer(delay, sleep, clock)
+        self.max_retries, self.backoff_base = max_retries, backoff_base
+        self.throttle_wait = throttle_wait
+
+    def read_page(self, response, body, params, name):
+        """(result, None), or (None, what to retry for)."""
+        raise NotImplementedError
+
+    def fetch_page(self, params, name):
+        for attempt in range(self.max_retries + 1):
+            result, problem, wait = self._attempt(params, name, attempt)
+            if result is not None:
+                return result
+            if attempt < self.max_retries:
+                self.sleep(wait)
+        raise FetchError(f"{name}: gave up after {self.max_retries + 1} tries ({problem})")
+
+    def _attempt(self, params, name, attempt):
+        """(result, None, None), or (None, what went wrong, seconds to wait)."""
+        self.pacer.wait()
+        try:
+            response, body = fetch(self.http, self.url, params=params)
+        except httpx.TransportError as exc:
+            return None, f"network error: {exc}", backoff(self.backoff_base, attempt)
+        if response.status_code in (429, 503):
+            wait = retry_after(response, self.clock) or backoff(self.throttle_wait, attempt)
+            return None, f"HTTP {response.status_code}", wait
+        if response.status_code >= 500:
+            return None, f"HTTP {response.status_code}", backoff(self.backoff_base, attempt)
+        if response.status_code not in self.page_statuses:
+            raise FetchError(f"{name}: HTTP {response.status_code}")
+        result, problem = self.read_page(response, body, params, name)
+        if problem is not None:
+            return None, problem, backoff(self.backoff_base, attempt)
+        return result, None, None
