@@ -1,8 +1,9 @@
 from django.contrib import admin
 
 from .models import (
-    Assignment, Codebook, CodebookVersion, Coding, Decision, Framework, Item, Membership,
-    Method, Option, OptionName, Question, Study,
+    AgreementSnapshot, Assignment, Codebook, CodebookVersion, Coding, Decision, Framework,
+    FrameworkScan, ImportRun, Item, Landing, Membership, Method, MethodLink, Option, OptionName,
+    Question, Study,
 )
 
 
@@ -120,3 +121,41 @@ class MethodAdmin(admin.ModelAdmin):
 class FrameworkAdmin(admin.ModelAdmin):
     list_display = ["name", "repository", "study"]
     list_filter = ["study"]
+
+
+@admin.register(Landing)
+class LandingAdmin(admin.ModelAdmin):
+    list_display = ["method", "framework", "option_name", "committed_at", "pull_request",
+                    "upper_bound"]
+    list_filter = ["framework", "upper_bound"]
+
+
+@admin.register(MethodLink)
+class MethodLinkAdmin(admin.ModelAdmin):
+    list_display = ["method", "document", "kind", "by"]
+    list_filter = ["kind", "by"]
+    raw_id_fields = ["document"]
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Records written by the system: read in the admin, never edited there."""
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(FrameworkScan)
+class FrameworkScanAdmin(ReadOnlyAdmin):
+    list_display = ["framework", "branch", "last_commit", "scanned_at"]
+
+
+@admin.register(ImportRun)
+class ImportRunAdmin(ReadOnlyAdmin):
+    list_display = ["study", "created_at", "finished_at"]
+    list_filter = ["study"]
+
+
+@admin.register(AgreementSnapshot)
+class AgreementSnapshotAdmin(ReadOnlyAdmin):
+    list_display = ["study", "round", "created_at", "n_codings"]
+    list_filter = ["study", "round"]

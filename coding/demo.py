@@ -17,6 +17,7 @@ from .adjudication import settle_study
 from .codebooks import YES_NO, check_values, create_codebook, is_shown
 from .codings import record_coding
 from .queue import add_item, assign
+from .snapshots import take_snapshot
 from .models import Framework, Membership, Method, OptionName, Role, Study
 
 DEMO_SLUG = "rl-inclusion-demo"
@@ -128,7 +129,8 @@ def _build(rng, report):
         for coder in (coders[(i + 1) % 3], coders[(i + 2) % 3]):
             _code(rng, item, coder, truth)
     settle_study(study)
-    report(total, total, "codings and decisions")
+    take_snapshot(study, force=True)  # the agreement page has figures from the start
+    report(total, total, "codings, decisions and agreement")
     return study
 
 

@@ -40,34 +40,34 @@ def study_overview(study, user):
     return card
 
 
+# (label, url name, who sees it, hint), in the order of a study's life.
+ANALYSTS = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
+ACTIONS = [
+    ("Code next item", "code-next", {Role.CODER},
+     "Blind coding, keyboard first. Press ? on the page for the keys."),
+    ("Import", "import", {Role.OWNER}, "Fill the pool from arXiv or GitHub, with screening."),
+    ("Queue", "queue", {Role.OWNER}, "Progress per coder and round; the reliability sample."),
+    ("Review disagreements", "review-queue", {Role.ADJUDICATOR, Role.OWNER},
+     "Compare the codings side by side and decide the final values."),
+    ("Agreement", "agreement", SEES_AGREEMENT,
+     "Reliability per question, over time, and a report for the paper."),
+    ("Export", "export", ANALYSTS, "The coded dataset with its data dictionary, for pandas or R."),
+    ("Method catalog", "catalog", ANALYSTS,
+     "When each method landed in each framework (hidden from coders)."),
+    ("All codings", "coding-list", CAN_SEE_ALL_CODINGS, "Every submitted coding, by coder."),
+    ("Settings", "study-settings", {Role.OWNER}, "Overlap, blinded fields, adjudication rules."),
+]
+
+
 def _actions(study, roles):
-    actions = []
-    if Role.CODER in roles:
-        actions.append(("Code next item", reverse("code-next", args=[study.slug]),
-                        "Blind coding, keyboard first. Press ? on the page for the keys."))
-    actions += [("Codebooks", reverse("study-detail", args=[study.slug]) + "#codebooks",
-                "Read each question's definition and examples.")]
-    if roles & {Role.ADJUDICATOR, Role.OWNER}:
-        actions.append(("Review disagreements", reverse("review-queue", args=[study.slug]),
-                        "Compare the codings side by side and decide the final values."))
+    actions = [(label, reverse(name, args=[study.slug]), hint)
+               for label, name, who, hint in ACTIONS if roles & who]
+    if Role.CODER in roles and not roles & CAN_SEE_ALL_CODINGS:
+        actions.append(("My codings", reverse("coding-list", args=[study.slug]),
+                        "What you have submitted so far."))
     if Role.CODER in roles and study.show_feedback:
         actions.append(("Feedback", reverse("feedback", args=[study.slug]),
                         "Where your answers differed from the final decisions."))
-    if roles & CAN_SEE_ALL_CODINGS:
-        actions.append(("All codings", reverse("coding-list", args=[study.slug]),
-                        "Every submitted coding, by coder."))
-    elif Role.CODER in roles:
-        actions.append(("My codings", reverse("coding-list", args=[study.slug]),
-                        "What you have submitted so far."))
-    if roles & {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}:
-        actions.append(("Export", reverse("export", args=[study.slug]),
-                        "The coded dataset with its data dictionary, for pandas or R."))
-    if Role.OWNER in roles:
-        actions.append(("Queue", reverse("queue", args=[study.slug]),
-                        "Progress per coder and round; the reliability sample."))
-        actions.append(("Settings", reverse("study-settings", args=[study.slug]),
-                        "Overlap, blinded fields, adjudication rules."))
-    if roles & SEES_AGREEMENT:
-        actions.append(("Agreement", reverse("agreement", args=[study.slug]),
-                        "Reliability per question, over time, and a report for the paper."))
+    actions.append(("Codebooks", reverse("study-detail", args=[study.slug]) + "#codebooks",
+                    "Read each question's definition and examples."))
     return actions

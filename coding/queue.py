@@ -17,7 +17,7 @@ import statistics
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from .models import Assignment, Coding, Item, Membership, Role
@@ -65,21 +65,21 @@ def current_assignment(study, coder):
 def next_item(study, coder):
     """The coder's open assignment, or a newly reserved one; None when nothing is left.
 
-    Each call renews the lease of the assignment it returns.
+    Each call renews the lease of the assignment it returns (a new reservation
+    starts with a full one).
     """
     assignment = current_assignment(study, coder)
-    if assignment is None:
-        release_expired(study)
-        round = coder_round(study, coder)
-        assignment = _reserve(study, coder, round) if round else None
     if assignment is not None:
-        extend_lease(assignment)
-    return assignment
+        extend_lease(assignment, study)
+        return assignment
+    release_expired(study)
+    round = coder_round(study, coder)
+    return _reserve(study, coder, round) if round else None
 
 
-def extend_lease(assignment):
+def extend_lease(assignment, study=None):
     now = timezone.now()
-    lease = now + timedelta(minutes=assignment.item.study.lease_minutes)
+    lease = now + timedelta(minutes=(study or assignment.item.study).lease_minutes)
     Assignment.objects.filter(pk=assignment.pk, status=ACTIVE).update(leased_until=lease)
     assignment.leased_until = lease
 
@@ -90,31 +90,36 @@ def _reserve(study, coder, round):
     if item is None:
         return None
     now = timezone.now()
-    lease = now + timedelta(minutes=study.lease_minutes)
+    fields = {"status": ACTIVE, "leased_until": now + timedelta(minutes=study.lease_minutes),
+              "opened_at": now}
     # A lapsed lease of the same coder is taken up again rather than duplicated.
-    reopened = Assignment.objects.filter(item=item, coder=coder, status=RELEASED).update(
-        status=ACTIVE, leased_until=lease, opened_at=now)
-    if not reopened:
-        Assignment.objects.create(item=item, coder=coder, status=ACTIVE, leased_until=lease,
-                                  opened_at=now)
+    if item.lapsed and Assignment.objects.filter(
+            item=item, coder=coder, status=RELEASED).update(**fields):
+        assignment = Assignment.objects.get(item=item, coder=coder)
+    else:
+        assignment = Assignment.objects.create(item=item, coder=coder, **fields)
     Item.objects.filter(pk=item.pk).update(taken=F("taken") + 1)
-    return Assignment.objects.select_related("item").get(item=item, coder=coder)
+    item.taken += 1
+    assignment.item = item
+    return assignment
 
 
 def _lock_next_item(study, coder, round):
     """Lock the first eligible item in the coder's order, skipping rows others hold.
 
     The coder walks the study's random permutation (Item.random_key) from their
-    own offset and wraps around; higher priority comes first.
+    own offset and wraps around; higher priority comes first. The item comes
+    annotated with `lapsed`: whether the coder holds a released assignment of it.
     """
-    held = Assignment.objects.filter(item=OuterRef("pk"), coder=coder).exclude(status=RELEASED)
-    eligible = Item.objects.alive().filter(study=study, round=round).exclude(Exists(held))
+    mine = Assignment.objects.filter(item=OuterRef("pk"), coder=coder)
+    eligible = (Item.objects.alive().filter(study=study, round=round)
+                .exclude(Exists(mine.exclude(status=RELEASED))))
     if round == MAIN:
         eligible = eligible.filter(taken__lt=F("target"))
-    top = eligible.order_by("-priority").values_list("priority", flat=True).first()
-    if top is None:
-        return None
-    eligible = eligible.filter(priority=top)
+    # The highest priority with an eligible item, computed inside the same statement.
+    top = eligible.order_by("-priority").values("priority")[:1]
+    eligible = (eligible.filter(priority=Subquery(top))
+                .annotate(lapsed=Exists(mine.filter(status=RELEASED))))
     offset = coder_offset(study, coder)
     for part in (eligible.filter(random_key__gte=offset), eligible.filter(random_key__lt=offset)):
         item = (part.order_by("random_key").select_for_update(skip_locked=True, of=("self",))
@@ -127,8 +132,9 @@ def _lock_next_item(study, coder, round):
 def release_expired(study, now=None):
     """Return items whose lease lapsed to the pool. Safe to run from many requests at once."""
     now = now or timezone.now()
+    # Runs on every next_item: served by the small partial index of active leases.
     expired = (Assignment.objects.filter(item__study=study, status=ACTIVE, leased_until__lt=now)
-               .values_list("pk", "item_id")[:RELEASE_BATCH])
+               .order_by().values_list("pk", "item_id")[:RELEASE_BATCH])
     released = 0
     for pk, item_id in expired:
         with transaction.atomic():
@@ -184,12 +190,14 @@ def assign(item, coder):
 
 def coder_round(study, coder):
     """The round the coder codes now: calibration first, then main once passed or waived."""
-    calibration = Item.objects.alive().filter(study=study, round=CALIBRATION)
-    if not calibration.exists():
+    finished = Assignment.objects.filter(item=OuterRef("pk"), coder=coder,
+                                         status__in=[SUBMITTED, SKIPPED])
+    # One query, with or without a calibration round: this runs on every next_item.
+    calibration = Item.objects.alive().filter(study=study, round=CALIBRATION).aggregate(
+        items=Count("pk"), done=Count("pk", filter=Exists(finished)))
+    if not calibration["items"]:
         return MAIN
-    done = Assignment.objects.filter(item__in=calibration, coder=coder,
-                                     status__in=[SUBMITTED, SKIPPED]).count()
-    if done < calibration.count():
+    if calibration["done"] < calibration["items"]:
         return CALIBRATION
     return MAIN if calibration_passed(study, coder) else None
 
@@ -209,10 +217,11 @@ def calibration_score(study, coder):
 
 
 def calibration_passed(study, coder):
-    waived = Membership.objects.filter(study=study, user=coder, role=Role.CODER,
-                                       calibration_waived=True).exists()
+    if Membership.objects.filter(study=study, user=coder, role=Role.CODER,
+                                 calibration_waived=True).exists():
+        return True
     score = calibration_score(study, coder)
-    return waived or (score is not None and score >= study.calibration_threshold)
+    return score is not None and score >= study.calibration_threshold
 
 
 # --- reliability sample -------------------------------------------------------

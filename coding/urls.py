@@ -26,4 +26,8 @@ urlpatterns = [
     path("studies/<slug:slug>/agreement/", views.agreement_page, name="agreement"),
     path("studies/<slug:slug>/agreement/recompute/", views.agreement_recompute,
          name="agreement-recompute"),
+    path("studies/<slug:slug>/catalog/", views.catalog_page, name="catalog"),
+    path("studies/<slug:slug>/import/", views.import_page, name="import"),
+    path("studies/<slug:slug>/frameworks/<int:framework_id>/", views.framework_page,
+         name="framework"),
 ]

@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import agreement, coder, export, review, views
+from . import agreement, catalog, coder, export, imports, review, views
 
 router = SimpleRouter()
 router.register("studies", views.StudyViewSet, basename="study")
@@ -37,4 +37,9 @@ urlpatterns = router.urls + [
          name="api-agreement-history"),
     path("studies/<slug:slug>/agreement/recompute/", agreement.AgreementRecompute.as_view(),
          name="api-agreement-recompute"),
+    path("studies/<slug:slug>/imports/", imports.ImportStart.as_view(), name="api-imports"),
+    path("studies/<slug:slug>/screening/", imports.ScreeningFlow.as_view(), name="api-screening"),
+    path("studies/<slug:slug>/catalog/", catalog.Catalog.as_view(), name="api-catalog"),
+    path("studies/<slug:slug>/frameworks/<int:framework_id>/", catalog.FrameworkDetail.as_view(),
+         name="api-framework"),
 ]

@@ -1,12 +1,14 @@
-from .catalog import Framework, Method, OptionName
+from .catalog import Framework, FrameworkScan, Landing, Method, MethodLink, OptionName
 from .codebooks import Codebook, CodebookVersion, Option, Question
 from .codings import Assignment, Coding
 from .decisions import Decision
+from .imports import ImportRun
 from .items import Item
 from .reliability import AgreementSnapshot
 from .studies import Membership, Role, Study
 
 __all__ = [
-    "AgreementSnapshot", "Assignment", "Codebook", "Framework", "Method", "OptionName", "CodebookVersion", "Coding", "Decision", "Item",
-    "Membership", "Option", "Question", "Role", "Study",
+    "AgreementSnapshot", "Assignment", "Codebook", "CodebookVersion", "Coding", "Decision",
+    "Framework", "FrameworkScan", "ImportRun", "Item", "Landing", "Membership", "Method",
+    "MethodLink", "Option", "OptionName", "Question", "Role", "Study",
 ]

@@ -56,7 +56,13 @@ class Assignment(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["item", "coder"], name="assignment_once_per_coder")
         ]
-        indexes = [models.Index(fields=["coder", "status"])]
+        indexes = [
+            models.Index(fields=["coder", "status"]),
+            # coding.queue.release_expired looks for lapsed leases on every next_item;
+            # only active assignments (a few per coder) are in this index.
+            models.Index(fields=["leased_until"], condition=models.Q(status="active"),
+                         name="assignment_active_lease"),
+        ]
 
     def __str__(self):
         return f"{self.item} → {self.coder} ({self.status})"

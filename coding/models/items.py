@@ -52,6 +52,12 @@ class Item(models.Model):
         indexes = [
             models.Index(fields=["study", "round", "-priority", "random_key"],
                          name="item_queue_order"),
+            # The same order holding only items with room left, so a coder's walk
+            # does not step over the filled items in front of it: late in a study
+            # those are most of the index.
+            models.Index(fields=["study", "round", "-priority", "random_key"],
+                         condition=models.Q(deleted_at__isnull=True, taken__lt=models.F("target")),
+                         name="item_queue_open"),
         ]
 
     def __str__(self):

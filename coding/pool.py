@@ -1,0 +1,208 @@
+"""Filling a study's pool from an import, with screening and a PRISMA-style count.
+
+An import (ingest.imports.run_import) reads and writes documents; this side decides
+which of them enter the study (screening by date range, arXiv categories and a
+keyword or regular-expression query over title and abstract), adds them as items
+pinned to a snapshot, and keeps the counts of every run so the study can report its
+screening flow: read, duplicates, excluded by which rule, failed, added to the pool.
+"""
+
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import date
+
+from django.db import transaction
+from django.utils import timezone
+
+from ingest.imports import run_import
+from ingest.models import Document, Snapshot, content_sha256
+from ingest.records import DocumentRecord
+from workbench import jobs
+
+from .models import ImportRun, Item
+from .queue import new_item_fields
+
+RULES = {"date_range": "outside the date range", "categories": "not in the chosen categories",
+         "query": "does not match the query"}
+
+
+@dataclass
+class Screening:
+    date_from: date | None = None
+    date_to: date | None = None
+    categories: list = field(default_factory=list)
+    query: str = ""
+    regex: bool = False
+
+    @classmethod
+    def from_dict(cls, data):
+        data = data or {}
+        rules = cls(
+            date_from=_date(data.get("date_from"), "date_from"),
+            date_to=_date(data.get("date_to"), "date_to"),
+            categories=[c.strip() for c in data.get("categories") or [] if c.strip()],
+            query=(data.get("query") or "").strip(), regex=bool(data.get("regex")))
+        rules.matcher()  # a bad pattern is refused before anything is read
+        return rules
+
+    def to_dict(self):
+        data = asdict(self)
+        data["date_from"] = self.date_from and self.date_from.isoformat()
+        data["date_to"] = self.date_to and self.date_to.isoformat()
+        return data
+
+    def matcher(self):
+        if not self.query:
+            return None
+        if self.regex:
+            try:
+                return re.compile(self.query, re.IGNORECASE)
+            except re.error as error:
+                raise ValueError(f"query is not a valid regular expression: {error}") from error
+        # Keywords: comma-separated phrases, any of which may occur.
+        phrases = [re.escape(p.strip()) for p in self.query.split(",") if p.strip()]
+        return re.compile("|".join(phrases), re.IGNORECASE)
+
+    def screen(self):
+        """The callable import_records takes: None keeps a record, else the excluding rule."""
+        matcher = self.matcher()
+
+        def screen(record):
+            if not isinstance(record, DocumentRecord):
+                return None
+            day = record.published.date() if record.published else None
+            if day and ((self.date_from and day < self.date_from)
+                        or (self.date_to and day > self.date_to)):
+                return "date_range"
+            if self.categories and record.kind == "paper" and not (
+                    set(self.categories) & set(record.metadata.get("categories") or [])):
+                return "categories"
+            text = " ".join([record.title, record.metadata.get("abstract") or "",
+                             record.posts[0].body if record.posts else ""])
+            if matcher and not matcher.search(text):
+                return "query"
+            return None
+
+        return screen
+
+
+def _date(value, name):
+    if not value:
+        return None
+    try:
+        return value if isinstance(value, date) else date.fromisoformat(str(value))
+    except ValueError as error:
+        raise ValueError(f"{name} must be a date like 2025-01-31, got {value!r}") from error
+
+
+class PoolAdder:
+    """Adds each batch's documents to the study as items; idempotent, as a re-run hands it
+    the same documents again. Coded items keep their snapshot; an uncoded item moves to
+    the document's newest content."""
+
+    def __init__(self, study):
+        self.study = study
+        self.codebooks = {c.applies_to: c for c in study.codebooks.order_by("-pk")}
+        self.counts = {"added_to_pool": 0, "already_in_pool": 0, "refreshed": 0,
+                       "no_codebook": 0}
+
+    def __call__(self, written):
+        ids = [document_id for document_id, outcome in written if outcome != "deleted"]
+        changed = {document_id for document_id, outcome in written if outcome == "updated"}
+        with transaction.atomic():
+            existing = {i.document_id: i for i in Item.objects.filter(study=self.study,
+                                                                      document_id__in=ids)}
+            self.counts["already_in_pool"] += len(existing)
+            self._refresh([existing[d] for d in changed if d in existing])
+            self._add([d for d in ids if d not in existing])
+
+    def _add(self, document_ids):
+        documents = list(Document.objects.filter(pk__in=document_ids).prefetch_related("posts"))
+        wanted = [d for d in documents if d.kind in self.codebooks]
+        self.counts["no_codebook"] += len(documents) - len(wanted)
+        snapshots = self._snapshots(wanted)
+        Item.objects.bulk_create([
+            Item(study=self.study, document=d, snapshot=snapshots[d.pk],
+                 codebook=self.codebooks[d.kind], **new_item_fields(self.study, d))
+            for d in wanted], ignore_conflicts=True)
+        self.counts["added_to_pool"] += len(wanted)
+
+    def _snapshots(self, documents):
+        """{document id: snapshot}; first snapshots of new documents in one insert."""
+        have = set(Snapshot.objects.filter(document__in=documents)
+                   .values_list("document_id", flat=True))
+        new = [d for d in documents if d.pk not in have]
+        Snapshot.objects.bulk_create([
+            Snapshot(document=d, number=1, content=content, sha256=content_sha256(content))
+            for d in new for content in [d.content()]], ignore_conflicts=True)
+        firsts = {s.document_id: s for s in Snapshot.objects.filter(document__in=new, number=1)}
+        return {d.pk: firsts[d.pk] if d.pk in firsts else d.take_snapshot() for d in documents}
+
+    def _refresh(self, items):
+        for item in items:
+            if item.assignments.exists():
+                continue  # what was coded stays as it was coded
+            snapshot = item.document.take_snapshot()
+            if snapshot.pk != item.snapshot_id:
+                Item.objects.filter(pk=item.pk).update(snapshot=snapshot)
+                self.counts["refreshed"] += 1
+
+
+def import_into_study(study, params, screening, *, job=None, report=None):
+    """Run one import into the study's pool and record its screening counts."""
+    adder = PoolAdder(study)
+    run = ImportRun.objects.create(study=study, job=job, params=params,
+                                   screening=screening.to_dict())
+
+    def progress(counts):
+        if report:
+            report(counts["read"], None, f"{counts['read']} read, {adder.counts['added_to_pool']} "
+                   f"added to the pool, {counts['failed']} failed")
+
+    def log_error(error):
+        if job is not None:
+            jobs.log(job, error.reason, level="error", location=error.location)
+
+    try:
+        counts = run_import(params, screen=screening.screen(), on_batch=adder,
+                            progress=progress, log_error=log_error)
+    finally:
+        ImportRun.objects.filter(pk=run.pk).update(counts=adder.counts, finished_at=timezone.now())
+    counts = {**counts, **adder.counts}
+    ImportRun.objects.filter(pk=run.pk).update(counts=counts)
+    return counts
+
+
+@jobs.job_handler("import_to_study")
+def run_import_job(job, report):
+    from .models import Study
+
+    study = Study.objects.get(pk=job.params["study"])
+    counts = import_into_study(study, job.params["source"],
+                               Screening.from_dict(job.params.get("screening")), job=job,
+                               report=report)
+    return {"counts": flat_counts(counts)}
+
+
+def flat_counts(counts):
+    """Counts for a table: excluded rules as their own lines."""
+    flat = {k: v for k, v in counts.items() if k != "excluded"}
+    for rule, n in sorted((counts.get("excluded") or {}).items()):
+        flat[f"excluded: {RULES.get(rule, rule)}"] = n
+    return flat
+
+
+def screening_flow(study):
+    """The study's PRISMA-style flow: totals over every import run, and the runs."""
+    runs = list(ImportRun.objects.filter(study=study).order_by("created_at"))
+    totals = {"read": 0, "duplicates": 0, "failed": 0, "excluded": {}, "added_to_pool": 0,
+              "already_in_pool": 0}
+    for run in runs:
+        for key in ("read", "duplicates", "failed", "added_to_pool", "already_in_pool"):
+            totals[key] += run.counts.get(key, 0)
+        for rule, n in (run.counts.get("excluded") or {}).items():
+            totals["excluded"][rule] = totals["excluded"].get(rule, 0) + n
+    totals["excluded_total"] = sum(totals["excluded"].values())
+    totals["excluded_named"] = {RULES.get(rule, rule): n
+                                for rule, n in sorted(totals["excluded"].items())}
+    return {"totals": totals, "runs": runs}

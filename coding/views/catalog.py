@@ -1,0 +1,49 @@
+"""The method catalog and the per-framework pages. Inclusion is blinded: no coder sees these."""
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, redirect, render
+
+from workbench import jobs
+
+from .. import landings
+from ..access import access_study
+from ..models import Role
+
+SEES_INCLUSION = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
+
+
+class ScanForm(forms.Form):
+    repo = forms.CharField(label="Path of a local clone on the server", max_length=500)
+    branch = forms.CharField(max_length=100, required=False,
+                             help_text="Leave empty for the framework's main branch.")
+
+
+@login_required
+def catalog_page(request, slug):
+    study = access_study(request.user, slug, roles=SEES_INCLUSION)
+    return render(request, "coding/catalog.html", {
+        "study": study, "rows": landings.catalog(study),
+        "frameworks": study.frameworks.order_by("name"),
+    })
+
+
+@login_required
+def framework_page(request, slug, framework_id):
+    study = access_study(request.user, slug, roles=SEES_INCLUSION)
+    framework = get_object_or_404(study.frameworks, pk=framework_id)
+    is_owner = Role.OWNER in study.my_roles
+    form = ScanForm(request.POST or None) if is_owner else None
+    if request.method == "POST" and is_owner and form.is_valid():
+        job = start_scan(framework, request.user, **form.cleaned_data)
+        return redirect("job-detail", pk=job.pk)
+    return render(request, "coding/framework.html", {
+        "study": study, **landings.framework_report(framework), "form": form,
+        "scan": getattr(framework, "scan", None),
+    })
+
+
+def start_scan(framework, user, repo, branch=""):
+    return jobs.enqueue("scan_framework", {
+        "framework": framework.pk, "study_slug": framework.study.slug, "repo": repo,
+        "branch": branch or framework.main_branch}, user=user)

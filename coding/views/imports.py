@@ -1,0 +1,122 @@
+"""Importing into a study's pool from the browser, and the study's screening flow."""
+
+import json
+import uuid
+from pathlib import Path
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+
+from ingest.imports import FILE_FORMATS, LIVE_FORMATS, check_params
+from workbench import jobs
+
+from .. import pool
+from ..access import access_study
+from ..models import Role
+
+FORMAT_LABELS = {
+    "arxiv_snapshot_file": "arXiv metadata snapshot (JSON Lines, .gz allowed)",
+    "arxiv_atom_file": "arXiv API response (Atom XML)",
+    "arxiv_oai_file": "arXiv OAI-PMH response (arXiv or arXivRaw)",
+    "github_file": "Saved GitHub threads (JSON or JSON Lines)",
+    "csv_file": "CSV with a column mapping",
+    "jsonl_file": "JSON Lines with a field mapping",
+    "arxiv_api": "Live: arXiv API search",
+    "arxiv_oai": "Live: arXiv OAI-PMH harvest",
+    "github": "Live: a GitHub repository's issues and pull requests",
+}
+UPLOADS = Path(settings.VAR_DIR) / "uploads"
+
+
+class ImportForm(forms.Form):
+    format = forms.ChoiceField(choices=[(f, FORMAT_LABELS[f]) for f in FILE_FORMATS + LIVE_FORMATS])
+    file = forms.FileField(required=False, help_text="For the file formats.")
+    mapping = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
+                              help_text='CSV / JSON Lines: JSON mapping of fields to columns, '
+                              'e.g. {"key": "id", "title": "title"}.')
+    search_query = forms.CharField(required=False, help_text="arXiv API, e.g. cat:cs.LG AND abs:policy")
+    oai_set = forms.CharField(required=False, label="OAI set", help_text="e.g. cs")
+    repository = forms.CharField(required=False, help_text="GitHub owner/name")
+    since = forms.CharField(required=False, help_text="Live sources: from this date (YYYY-MM-DD)")
+    date_from = forms.DateField(required=False, label="Screening: first version from")
+    date_to = forms.DateField(required=False, label="Screening: first version until")
+    categories = forms.CharField(required=False, help_text="arXiv categories, comma-separated")
+    query = forms.CharField(required=False, help_text="Keywords (comma-separated, any) over "
+                            "title and abstract, or a regular expression")
+    regex = forms.BooleanField(required=False, label="The query is a regular expression")
+    strict = forms.BooleanField(required=False, label="Stop at the first bad record")
+
+    def clean(self):
+        data = super().clean()
+        fmt = data.get("format")
+        if fmt in FILE_FORMATS and not data.get("file"):
+            self.add_error("file", "Choose a file for this format.")
+        try:
+            self.screening = pool.Screening.from_dict({
+                "date_from": data.get("date_from"), "date_to": data.get("date_to"),
+                "categories": (data.get("categories") or "").split(","),
+                "query": data.get("query"), "regex": data.get("regex")})
+        except ValueError as error:
+            self.add_error("query", str(error))
+        if fmt in ("csv_file", "jsonl_file"):
+            try:
+                data["mapping"] = json.loads(data.get("mapping") or "null")
+            except json.JSONDecodeError as error:
+                self.add_error("mapping", f"Not JSON: {error}")
+        return data
+
+
+def source_params(data, path=None):
+    fmt = data["format"]
+    params = {"format": fmt, "strict": data.get("strict", False)}
+    if path:
+        params["path"] = str(path)
+    if fmt in ("csv_file", "jsonl_file"):
+        params["mapping"] = data.get("mapping")
+    if fmt == "arxiv_api":
+        params["search_query"] = data.get("search_query")
+    if fmt == "arxiv_oai":
+        params.update({"metadata_prefix": "arXiv", "set": data.get("oai_set") or None,
+                       "from": data.get("since") or None})
+    if fmt == "github":
+        params.update({"repository": data.get("repository"), "since": data.get("since") or None})
+    return params
+
+
+def save_upload(study, upload):
+    folder = UPLOADS / study.slug / uuid.uuid4().hex
+    folder.mkdir(parents=True)
+    target = folder / Path(upload.name).name
+    with open(target, "wb") as out:
+        for chunk in upload.chunks():
+            out.write(chunk)
+    return target
+
+
+def start_import(study, user, source, screening):
+    check_params(source)
+    return jobs.enqueue("import_to_study", {
+        "study": study.pk, "study_slug": study.slug, "source": source,
+        "screening": screening.to_dict()}, user=user)
+
+
+@login_required
+def import_page(request, slug):
+    study = access_study(request.user, slug, roles={Role.OWNER})
+    form = ImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data.get("file")
+        path = save_upload(study, upload) if upload else None
+        try:
+            job = start_import(study, request.user, source_params(form.cleaned_data, path),
+                               form.screening)
+        except ValueError as error:
+            form.add_error(None, str(error))
+        else:
+            return redirect("job-detail", pk=job.pk)
+    return render(request, "coding/import.html", {
+        "study": study, "form": form, "flow": pool.screening_flow(study),
+        "rules": pool.RULES,
+    })

@@ -1,0 +1,161 @@
+"""Imports into a study's pool: screening, counts for the screening flow, idempotence."""
+
+import json
+
+import pytest
+
+from coding import pool
+from coding.models import Item
+from tests import factories
+from workbench.models import Job
+
+PAPERS = [
+    # id, title, abstract, categories, first version
+    ("2599.10001", "Clipped Ratios for RL Fine-Tuning", "A policy optimisation method.", "cs.LG",
+     "Mon, 03 Feb 2025 10:00:00 GMT"),
+    ("2599.10002", "A Survey of Soil Microbes", "Nothing about learning.", "q-bio.PE",
+     "Tue, 04 Mar 2025 10:00:00 GMT"),
+    ("2599.10003", "Entropy Bonuses Revisited", "Reinforcement learning with entropy.", "cs.CL",
+     "Wed, 05 Nov 2025 10:00:00 GMT"),
+    ("2599.10004", "Group Baselines Without Critics", "Policy gradient for language models.",
+     "cs.LG cs.AI", "Thu, 06 Mar 2025 10:00:00 GMT"),
+]
+
+
+def snapshot_line(arxiv_id, title, abstract, categories, created, version="v1"):
+    return json.dumps({
+        "id": arxiv_id, "submitter": "Ann Example", "authors": "Ann Example and Bo Sample",
+        "title": title, "comments": None, "journal-ref": None, "doi": None, "report-no": None,
+        "categories": categories, "license": None, "abstract": abstract,
+        "versions": [{"version": version, "created": created}], "update_date": "2025-12-01",
+        "authors_parsed": [["Example", "Ann", ""], ["Sample", "Bo", ""]]})
+
+
+@pytest.fixture
+def snapshot_file(tmp_path):
+    def write(rows=PAPERS, extra_lines=()):
+        path = tmp_path / f"arxiv-{len(list(tmp_path.iterdir()))}.jsonl"
+        path.write_text("\n".join([*(snapshot_line(*row) for row in rows), *extra_lines]) + "\n")
+        return str(path)
+    return write
+
+
+def run(study, path, **screening):
+    return pool.import_into_study(study, {"format": "arxiv_snapshot_file", "path": path},
+                                  pool.Screening.from_dict(screening))
+
+
+def test_screened_papers_enter_the_pool_and_every_one_is_counted(alpha, snapshot_file):
+    counts = run(alpha, snapshot_file(), date_from="2025-01-01", date_to="2025-06-30",
+                 categories=["cs.LG", "cs.CL"], query="policy")
+    keys = set(Item.objects.filter(study=alpha).values_list("document__key", flat=True))
+    assert {"2599.10001", "2599.10004"} <= keys
+    assert "2599.10002" not in keys and "2599.10003" not in keys
+    assert counts["read"] == 4 and counts["added_to_pool"] == 2
+    assert counts["excluded"] == {"categories": 1, "date_range": 1}
+
+
+def test_a_regular_expression_query_screens_title_and_abstract(alpha, snapshot_file):
+    run(alpha, snapshot_file(), query=r"entropy|baselines?", regex=True)
+    keys = set(Item.objects.filter(study=alpha, document__source="arxiv")
+               .values_list("document__key", flat=True))
+    assert keys == {"2599.10003", "2599.10004"}
+
+
+def test_a_bad_pattern_is_refused_before_anything_is_read(alpha):
+    with pytest.raises(ValueError, match="regular expression"):
+        pool.Screening.from_dict({"query": "(unclosed", "regex": True})
+    with pytest.raises(ValueError, match="date_from"):
+        pool.Screening.from_dict({"date_from": "last spring"})
+
+
+def test_importing_the_same_file_twice_adds_nothing(alpha, snapshot_file):
+    path = snapshot_file()
+    run(alpha, path)
+    items = Item.objects.filter(study=alpha).count()
+    counts = run(alpha, path)
+    assert Item.objects.filter(study=alpha).count() == items
+    assert (counts["added_to_pool"], counts["already_in_pool"], counts["unchanged"]) == (0, 4, 4)
+
+
+def test_a_new_version_moves_uncoded_items_but_coded_items_keep_their_snapshot(
+        alpha, people, snapshot_file):
+    run(alpha, snapshot_file())
+    coded = Item.objects.get(study=alpha, document__key="2599.10001")
+    uncoded = Item.objects.get(study=alpha, document__key="2599.10004")
+    factories.code(coded, people["cora"])
+    revised = [(i, t, a + " Revised.", c, d) for i, t, a, c, d in PAPERS]
+    counts = run(alpha, snapshot_file(revised))
+    coded.refresh_from_db()
+    uncoded.refresh_from_db()
+    assert coded.snapshot.number == 1 and "Revised" not in coded.snapshot.content["abstract"]
+    assert uncoded.snapshot.number == 2 and "Revised" in uncoded.snapshot.content["abstract"]
+    assert counts["refreshed"] == 3
+
+
+def test_a_bad_line_is_logged_where_it_is_and_the_rest_still_enters(alpha, people, snapshot_file):
+    path = snapshot_file(extra_lines=['{"id": "2599.10005", "title": '])
+    job = Job.objects.create(kind="import_to_study", created_by=people["olive"])
+    counts = pool.import_into_study(alpha, {"format": "arxiv_snapshot_file", "path": path},
+                                    pool.Screening(), job=job)
+    assert counts["failed"] == 1 and counts["added_to_pool"] == 4
+    event = job.events.get()
+    assert "line 5" in event.location
+
+
+def test_the_screening_flow_adds_up_every_run(alpha, snapshot_file):
+    run(alpha, snapshot_file(), categories=["cs.LG"])
+    run(alpha, snapshot_file(), query="entropy")
+    flow = pool.screening_flow(alpha)["totals"]
+    assert flow["read"] == 8
+    assert flow["excluded_named"] == {"does not match the query": 3,
+                                      "not in the chosen categories": 2}
+    assert flow["added_to_pool"] == 3 and flow["already_in_pool"] == 0
+
+
+def test_owner_imports_an_uploaded_file_from_the_browser(alpha, people, client_for, snapshot_file,
+                                                        django_capture_on_commit_callbacks):
+    olive = client_for(people["olive"])
+    with open(snapshot_file(), "rb") as upload, django_capture_on_commit_callbacks(execute=True):
+        response = olive.post(f"/studies/{alpha.slug}/import/", {
+            "format": "arxiv_snapshot_file", "file": upload, "categories": "cs.LG"})
+    assert response.status_code == 302 and "/jobs/" in response["Location"]
+    job = Job.objects.get(kind="import_to_study")
+    assert job.status == Job.Status.DONE, job.error
+    assert job.result["counts"]["added_to_pool"] == 2
+    page = olive.get(f"/studies/{alpha.slug}/import/").content.decode()
+    assert "not in the chosen categories" in page
+
+
+def test_api_import_and_screening_flow(alpha, people, client_for, snapshot_file,
+                                       django_capture_on_commit_callbacks):
+    olive = client_for(people["olive"])
+    with django_capture_on_commit_callbacks(execute=True):
+        started = olive.post(f"/api/studies/{alpha.slug}/imports/", {
+            "source": {"format": "arxiv_snapshot_file", "path": snapshot_file()},
+            "screening": {"query": "entropy"}}, content_type="application/json")
+    assert started.status_code == 202
+    flow = olive.get(f"/api/studies/{alpha.slug}/screening/").json()
+    assert flow["totals"]["added_to_pool"] == 1 and flow["totals"]["excluded"] == {"query": 3}
+
+
+def test_a_source_that_cannot_work_is_refused_by_name(alpha, people, client_for):
+    response = client_for(people["olive"]).post(
+        f"/api/studies/{alpha.slug}/imports/",
+        {"source": {"format": "arxiv_snapshot_file", "path": "/nowhere.jsonl"}},
+        content_type="application/json")
+    assert response.status_code == 400 and "path" in response.json()["source"]
+
+
+def test_only_owners_import(alpha, people, client_for):
+    for name in ("cora", "ada", "vera"):
+        assert client_for(people[name]).get(f"/studies/{alpha.slug}/import/").status_code == 403
+
+
+def test_import_command_prints_the_screening_counts(alpha, snapshot_file, capsys):
+    from django.core.management import call_command
+
+    call_command("import_to_study", alpha.slug, "--format", "arxiv_snapshot_file", "--path",
+                 snapshot_file(), "--date-to", "2025-06-30")
+    out = capsys.readouterr().out
+    assert "excluded: outside the date range" in out and "added_to_pool" in out
