@@ -31,7 +31,7 @@ def schedule_agreement(study):
     every = snapshot_every()
     if waiting_job(study) is not None or new_codings(study, limit=every) < every:
         return None
-    if settings.CELERY_TASK_ALWAYS_EAGER:
+    if jobs.runs_in_process():
         # Tasks run in-process in this mode, so sending the job now would compute the
         # report inside the coder's request. The row waits for the next person who
         # opens the agreement page (run_waiting), or for a recompute.
@@ -59,7 +59,7 @@ def waiting_job(study):
 def run_waiting(study):
     """Where tasks run in-process, run the study's waiting agreement job (see above)."""
     job = waiting_job(study)
-    if settings.CELERY_TASK_ALWAYS_EAGER and job and job.status == Job.Status.QUEUED:
+    if jobs.runs_in_process() and job and job.status == Job.Status.QUEUED:
         jobs.run(job.pk)
 
 

@@ -21,6 +21,7 @@ from django.conf import settings
 
 from coding.models import Role
 from tests import factories
+from workbench import jobs
 
 
 @pytest.fixture(autouse=True)
@@ -68,6 +69,22 @@ def client_for(client):
 
 # --- the real Celery worker --------------------------------------------------
 
+@pytest.fixture(autouse=True)
+def tasks_in_process_unless_on_the_worker(request):
+    """Only tests marked `worker` send tasks to the real worker (when REDIS_URL is set);
+    the rest run what they enqueue in-process, as the embedded mode does."""
+    from workbench.celery import app
+
+    if request.node.get_closest_marker("worker") or jobs.runs_in_process():
+        yield
+        return
+    app.conf.task_always_eager = True
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager = False
+
+
 def _test_database_url(settings_dict):
     """DATABASE_URL rewritten to the test database pytest-django created."""
     parts = urlsplit(os.environ["DATABASE_URL"])
@@ -81,7 +98,7 @@ def celery_worker(django_db_setup, django_db_blocker):
     The worker connects to the test database, so tests using it must use
     `transactional_db` for their rows to be visible to it.
     """
-    if settings.CELERY_TASK_ALWAYS_EAGER:
+    if jobs.runs_in_process():
         yield None
         return
     from django.db import connection

@@ -37,6 +37,13 @@ def job_handler(kind):
     return register
 
 
+def runs_in_process():
+    """Whether tasks run in the calling process (the embedded mode) rather than on a worker."""
+    from .celery import app
+
+    return bool(app.conf.task_always_eager)
+
+
 def enqueue(kind, params=None, user=None):
     """Create a job row and send its id to the worker once the transaction commits."""
     if kind not in _handlers:
