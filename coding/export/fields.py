@@ -67,6 +67,11 @@ ITEM_FIELDS = [
     s("labels", "Thread labels, joined with '; ' (blinded from coders)."),
     Field("closed_at", "datetime", "When the thread was closed (blinded from coders)."),
     Field("n_posts", "integer", "Posts in the thread snapshot."),
+    s("frameworks_landed", "Frameworks whose main branch gained an option of a method this "
+      "paper is the source of, joined with '; ' (from the git histories; blinded from coders)."),
+    Field("first_landing", "datetime", "The earliest such landing (UTC)."),
+    Field("days_to_first_landing", "integer",
+          "Days from the paper's first version to its method's first landing."),
 ]
 
 LONG_FIELDS = [

@@ -8,6 +8,7 @@ import json
 
 from coding.codebooks import is_shown
 from coding.codings import independent_codings
+from coding.landings import paper_inclusion
 from coding.models import Coding, Decision, Item, Membership, Question, Role
 
 from .fields import ANSWERED, MISSING, NOT_APPLICABLE, UNDECIDED
@@ -42,9 +43,12 @@ def joined(value):
 
 
 def items(study):
+    # Inclusion found in the frameworks' histories, for the method's source papers.
+    landed = paper_inclusion(study)
     for item in (Item.objects.alive().filter(study=study).select_related("document", "snapshot")
                  .order_by("pk").iterator(chunk_size=BATCH)):
         content = item.snapshot.content
+        inclusion = landed.get(item.document_id, {})
         yield {
             "item_id": item.pk, "document_key": item.document.key, "kind": item.document.kind,
             "source": item.document.source, "title": content.get("title"),
@@ -61,6 +65,9 @@ def items(study):
             "merged": content.get("merged"), "labels": joined(content.get("labels")),
             "closed_at": content.get("closed_at"),
             "n_posts": len(content["posts"]) if "posts" in content else None,
+            "frameworks_landed": joined(inclusion.get("included_in")),
+            "first_landing": inclusion.get("first_landing"),
+            "days_to_first_landing": inclusion.get("days_to_first_landing"),
         }
 
 

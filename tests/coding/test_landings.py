@@ -200,3 +200,18 @@ def test_the_catalog_api_lists_landings_and_refuses_coders(repo, catalog, alpha,
     detail = client_for(people["vera"]).get(f"/api/studies/{alpha.slug}/frameworks/{framework.pk}/")
     assert detail.json()["landed"][0]["method"] == "Clip-higher"
     assert client_for(people["cora"]).get(f"/api/studies/{alpha.slug}/catalog/").status_code == 403
+
+
+def test_exports_carry_the_inclusion_found_in_the_histories(repo, catalog, alpha, tmp_path):
+    from coding.dataset import load
+    from coding.export.bundle import build_bundle
+
+    framework, _, _ = catalog
+    repo.commit("Clip", "2025-06-01", {"a.py": "clip_ratio_high = 1\n"})
+    landings.scan_framework(framework, repo.path)
+    landings.link_documents(alpha)
+    build_bundle(alpha, tmp_path / "x.zip", shapes=["items"], fmt="csv")
+    items = load(tmp_path / "x.zip")["items"].set_index("item_id")
+    source = items.loc[alpha.papers[1].pk]
+    assert source["frameworks_landed"] == "toyrl" and source["days_to_first_landing"] == 30
+    assert items["frameworks_landed"].isna().sum() == len(items) - 1
