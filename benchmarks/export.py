@@ -63,7 +63,6 @@ import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 # Run as a script, this folder comes first on sys.path, where a sibling benchmark
@@ -71,6 +70,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if sys.path and Path(sys.path[0]).resolve() == ROOT / "benchmarks":
     sys.path.pop(0)
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.scratch import drop_scratch_database, use_scratch_database  # noqa: E402
 
 QUESTIONS = ("label", "scope", "size_b", "failures", "code_released", "note")
 START = datetime(2025, 9, 1, 8, tzinfo=UTC)
@@ -267,7 +268,7 @@ def memory(n, small, runs, folder):
 # --- 3: end to end through the database ----------------------------------------
 
 def end_to_end(long_rows, repeat, folder):
-    scratch = use_scratch_database()
+    scratch = use_scratch_database("export")
     try:
         vendor, slug, codings, built = prepare_study(long_rows)
         runs = {task: [run_child(task, 0, folder / "bundle.zip", slug) for _ in range(repeat)]
@@ -386,43 +387,6 @@ def database_answers(rng):
     if rng.random() < 0.05:
         del values["size_b"]
     return values
-
-
-# --- a scratch database, so the benchmark never writes into real data ----------
-
-def use_scratch_database():
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "workbench.settings")
-    url = os.environ.get("DATABASE_URL", "")
-    if not url:
-        folder = tempfile.mkdtemp(prefix="export-bench-")
-        os.environ["WORKBENCH_VAR_DIR"] = folder
-        return ("sqlite", folder)
-    parts = urlsplit(url)
-    name = parts.path.lstrip("/") + "_export_bench"
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    _postgres(admin, f'DROP DATABASE IF EXISTS "{name}"', f'CREATE DATABASE "{name}"')
-    os.environ["DATABASE_URL"] = urlunsplit(parts._replace(path="/" + name))
-    return ("postgresql", admin, name)
-
-
-def drop_scratch_database(scratch):
-    from django.db import connections
-
-    connections.close_all()
-    if scratch[0] == "postgresql":
-        _postgres(scratch[1], f'DROP DATABASE IF EXISTS "{scratch[2]}"')
-    else:
-        import shutil
-
-        shutil.rmtree(scratch[1], ignore_errors=True)
-
-
-def _postgres(url, *statements):
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as connection:
-        for statement in statements:
-            connection.execute(statement)
 
 
 def main():

@@ -23,7 +23,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 # Run as a script, this folder comes first on sys.path, where a sibling benchmark
@@ -31,6 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if sys.path and Path(sys.path[0]).resolve() == ROOT / "benchmarks":
     sys.path.pop(0)
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.scratch import drop_scratch_database, use_scratch_database  # noqa: E402
 
 ABSTRACT = ("  We study an invented problem in reinforcement learning for language models and\n"
             "propose an invented method. Experiments on invented benchmarks show invented gains;\n"
@@ -42,7 +43,7 @@ def main():
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--batch-size", type=int, default=1000)
     args = parser.parse_args()
-    scratch = use_scratch_database()
+    scratch = use_scratch_database("ingest")
     import django
 
     django.setup()
@@ -135,43 +136,6 @@ def report(what, n, seconds):
 
 def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-# --- a scratch database, so the benchmark never writes into real data ----------
-
-def use_scratch_database():
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "workbench.settings")
-    url = os.environ.get("DATABASE_URL", "")
-    if not url:
-        folder = tempfile.mkdtemp(prefix="ingest-bench-")
-        os.environ["WORKBENCH_VAR_DIR"] = folder
-        return ("sqlite", folder)
-    parts = urlsplit(url)
-    name = parts.path.lstrip("/") + "_ingest_bench"
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    _postgres(admin, f'DROP DATABASE IF EXISTS "{name}"', f'CREATE DATABASE "{name}"')
-    os.environ["DATABASE_URL"] = urlunsplit(parts._replace(path="/" + name))
-    return ("postgresql", admin, name)
-
-
-def drop_scratch_database(scratch):
-    from django.db import connections
-
-    connections.close_all()
-    if scratch[0] == "postgresql":
-        _postgres(scratch[1], f'DROP DATABASE IF EXISTS "{scratch[2]}"')
-    else:
-        import shutil
-
-        shutil.rmtree(scratch[1], ignore_errors=True)
-
-
-def _postgres(url, *statements):
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as connection:
-        for statement in statements:
-            connection.execute(statement)
 
 
 if __name__ == "__main__":
