@@ -103,7 +103,8 @@ def complete_items(study):
 def settle_item(item):
     """Record the automatic decisions of a complete item; open its discussion if the study
     has that step and the coders differ. Safe to run any number of times."""
-    item = Item.objects.select_for_update().select_related("study", "codebook").get(pk=item.pk)
+    item = (Item.objects.select_for_update(of=("self",)).select_related("study", "codebook")
+            .get(pk=item.pk))
     if not complete_items(item.study).filter(pk=item.pk).exists():
         return
     codings = gather([item])[item.pk]
@@ -179,7 +180,7 @@ def decide(item, question_key, value, user, rationale=""):
     if not can_decide(item, user):
         raise PermissionDenied("You coded this item; this study does not let coders decide "
                                "their own items.")
-    Item.objects.select_for_update().filter(pk=item.pk).first()
+    Item.objects.select_for_update(of=("self",)).get(pk=item.pk)
     question = next((q for q in questions_of(item) if q.key == question_key), None)
     if question is None:
         raise ValidationError({"question": f"no question {question_key!r} in this codebook"})

@@ -26,7 +26,9 @@ def record_coding(assignment, values, *, version=None, notes="", evidence=(),
     """
     version = version or assignment.item.codebook.current_version()
     cleaned = check_values(version, values, complete=True)
-    Assignment.objects.select_for_update().filter(pk=assignment.pk).first()
+    # Lock this row only (of=self): a join to the item and study would lock the study
+    # row too, and every submission in the study would wait on it.
+    Assignment.objects.select_for_update(of=("self",)).get(pk=assignment.pk)
     last = assignment.codings.aggregate(n=Max("revision"))["n"] or 0
     coding = Coding.objects.create(
         assignment=assignment, revision=last + 1, codebook_version=version, phase=phase,

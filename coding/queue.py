@@ -132,8 +132,11 @@ def _lock_next_item(study, coder, round):
 def release_expired(study, now=None):
     """Return items whose lease lapsed to the pool. Safe to run from many requests at once."""
     now = now or timezone.now()
-    # Runs on every next_item: served by the small partial index of active leases.
-    expired = (Assignment.objects.filter(item__study=study, status=ACTIVE, leased_until__lt=now)
+    # Runs on every next_item, so it starts from the small partial index of active
+    # leases and checks the study row by row: given a join, SQLite's planner would
+    # rather walk every item of the study.
+    in_study = Item.objects.filter(pk=OuterRef("item_id"), study=study)
+    expired = (Assignment.objects.filter(Exists(in_study), status=ACTIVE, leased_until__lt=now)
                .order_by().values_list("pk", "item_id")[:RELEASE_BATCH])
     released = 0
     for pk, item_id in expired:
@@ -161,7 +164,7 @@ def skip(assignment, reason):
 @transaction.atomic
 def retake(assignment):
     """Hold a lapsed or skipped assignment again; False if the item filled up meanwhile."""
-    item = Item.objects.select_for_update().get(pk=assignment.item_id)
+    item = Item.objects.select_for_update(of=("self",)).get(pk=assignment.item_id)
     if item.round == MAIN and item.taken >= item.target:
         return False
     if Assignment.objects.filter(pk=assignment.pk, status__in=[RELEASED, SKIPPED]).update(
@@ -175,7 +178,7 @@ def retake(assignment):
 @transaction.atomic
 def assign(item, coder):
     """Reserve a given item for a coder (an owner's hand assignment, demo data, tests)."""
-    item = Item.objects.select_for_update().get(pk=item.pk)
+    item = Item.objects.select_for_update(of=("self",)).get(pk=item.pk)
     if item.round == MAIN and item.taken >= item.target:
         raise ValueError(f"{item} already has {item.taken} of {item.target} coders")
     now = timezone.now()
