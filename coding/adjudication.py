@@ -108,19 +108,25 @@ def settle_item(item):
     if not complete_items(item.study).filter(pk=item.pk).exists():
         return
     codings = gather([item])[item.pk]
-    differs = False
+    # The item's newest decision per question, read once; new ones written in one insert.
+    current = {}
+    for decision in Decision.objects.filter(item=item).order_by("question_key", "revision"):
+        current[decision.question_key] = decision
+    settled, differs = [], False
     for question in questions_of(item):
         groups = group_answers(codings.independent, question)
         if len(groups) == 1:
             method = (Decision.Method.SINGLE if len(codings.independent) == 1
                       else Decision.Method.UNANIMOUS)
-            _record_automatic(item, question.key, groups[0][0], method)
+            settled.append((question.key, groups[0][0], method))
             continue
         differs = True
         if item.discussion_opened_at:
             revised = group_answers(codings.latest, question)
             if len(revised) == 1:
-                _record_automatic(item, question.key, revised[0][0], Decision.Method.CONSENSUS)
+                settled.append((question.key, revised[0][0], Decision.Method.CONSENSUS))
+    Decision.objects.bulk_create(filter(None, (
+        _automatic(item, current.get(key), key, value, method) for key, value, method in settled)))
     if differs and item.study.discussion_step and not item.discussion_opened_at:
         Item.objects.filter(pk=item.pk).update(discussion_opened_at=timezone.now())
 
@@ -134,17 +140,20 @@ def settle_study(study):
     return settled
 
 
-def _record_automatic(item, question_key, value, method):
-    """Not applicable for every coder needs no decision; left unanswered by every coder
-    is decided as null, so "missing" stays distinct from "not decided yet"."""
+def _automatic(item, current, question_key, value, method):
+    """The next decision revision for an automatic value, or None when nothing changes.
+
+    Not applicable for every coder needs no decision; left unanswered by every coder is
+    decided as null, so "missing" stays distinct from "not decided yet". An adjudicated
+    decision is never replaced."""
     if value == NOT_APPLICABLE:
-        return
+        return None
     value = None if value == MISSING else value
-    current = current_decision(item, question_key)
     if current and (current.method == Decision.Method.ADJUDICATED or
                     (current.method == method and current.value == value)):
-        return
-    _append(item, question_key, value, method)
+        return None
+    return Decision(item=item, question_key=question_key, value=value, method=method,
+                    revision=current.revision + 1 if current else 1)
 
 
 def _append(item, question_key, value, method, user=None, rationale=""):
