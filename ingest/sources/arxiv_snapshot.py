@@ -4,21 +4,13 @@ Streamed line by line (the real file is several GB and millions of records); a
 missing key and a null are treated alike, as the file mixes both.
 """
 
-from ..records import BadRecord, RecordError, day, rfc2822
-from .lines import MAX_LINE_BYTES, open_binary, parse_json, read_lines
+from ..records import BadRecord, day, rfc2822
+from .lines import MAX_LINE_BYTES, open_binary, read_records
 from .papers import check_arxiv_id, paper_record, split_raw_authors, version_entry
 
 
 def read_stream(stream, name, max_line_bytes=MAX_LINE_BYTES):
-    for item in read_lines(stream, name, max_line_bytes):
-        if isinstance(item, RecordError):
-            yield item
-            continue
-        location, raw = item
-        try:
-            yield snapshot_record(parse_json(raw), location)
-        except BadRecord as exc:
-            yield RecordError(location, str(exc))
+    return read_records(stream, name, snapshot_record, max_line_bytes)
 
 
 def read_file(path, max_line_bytes=MAX_LINE_BYTES):

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 from ..records import BadRecord, DocumentRecord, PostRecord, RecordError, rfc3339, text
-from .lines import MAX_LINE_BYTES, open_binary, parse_json, read_lines
+from .lines import MAX_LINE_BYTES, open_binary, parse_json, read_records
 
 SOURCE = "github"
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -41,15 +41,7 @@ def read_path(path, max_line_bytes=MAX_LINE_BYTES):
 
 def _read_jsonl(path, max_line_bytes):
     with open_binary(path) as stream:
-        for item in read_lines(stream, str(path), max_line_bytes):
-            if isinstance(item, RecordError):
-                yield item
-                continue
-            location, raw = item
-            try:
-                yield thread_record(parse_json(raw), location)
-            except BadRecord as exc:
-                yield RecordError(location, str(exc))
+        yield from read_records(stream, str(path), thread_record, max_line_bytes)
 
 
 def _read_json(path):

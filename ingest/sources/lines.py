@@ -72,3 +72,17 @@ def _no_duplicate_keys(pairs):
 
 def _no_constants(name):
     raise BadRecord(f"{name} is not a JSON value")
+
+
+def read_records(stream, name, to_record, max_bytes=MAX_LINE_BYTES):
+    """Yield to_record(parsed JSON, location) per line, or a RecordError naming the line
+    when the line, its JSON or the record is bad: one bad line never stops the rest."""
+    for item in read_lines(stream, name, max_bytes):
+        if isinstance(item, RecordError):
+            yield item
+            continue
+        location, raw = item
+        try:
+            yield to_record(parse_json(raw), location)
+        except BadRecord as exc:
+            yield RecordError(location, str(exc))

@@ -14,7 +14,7 @@ import csv
 from dataclasses import dataclass, field
 
 from ..records import MAX_TEXT_CHARS, BadRecord, DocumentRecord, RecordError, any_date, one_line, text
-from .lines import MAX_LINE_BYTES, skip_rest_of_line, open_binary, parse_json, read_lines
+from .lines import MAX_LINE_BYTES, open_binary, read_records, skip_rest_of_line
 
 # csv's own default (131,072) would refuse fields the JSON path accepts.
 csv.field_size_limit(max(csv.field_size_limit(), MAX_TEXT_CHARS + 1))
@@ -131,19 +131,13 @@ def _csv_values(row, header, encoding):
 
 
 def read_jsonl_file(path, mapping, *, max_line_bytes=MAX_LINE_BYTES):
+    def to_record(obj, location):
+        if not isinstance(obj, dict):
+            raise BadRecord(f"a line should hold a JSON object, got {type(obj).__name__}")
+        return _record(obj, mapping, location)
+
     with open_binary(path) as stream:
-        for item in read_lines(stream, str(path), max_line_bytes):
-            if isinstance(item, RecordError):
-                yield item
-                continue
-            location, raw = item
-            try:
-                obj = parse_json(raw)
-                if not isinstance(obj, dict):
-                    raise BadRecord(f"a line should hold a JSON object, got {type(obj).__name__}")
-                yield _record(obj, mapping, location)
-            except BadRecord as exc:
-                yield RecordError(location, str(exc))
+        yield from read_records(stream, str(path), to_record, max_line_bytes)
 
 
 def _record(values, mapping, location):
