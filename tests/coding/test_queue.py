@@ -199,3 +199,13 @@ def test_queue_summary_counts_each_coders_work(alpha, people):
     assert rows["cyril"]["active"] == 1
     main = next(r for r in summary["rounds"] if r["round"] == "main")
     assert (main["items"], main["complete"], main["left"]) == (3, 0, 3)
+
+
+@pytest.mark.parametrize("command", ["queue_status", "draw_sample", "settle_decisions",
+                                     "export_dataset", "agreement_report"])
+def test_a_command_given_an_unknown_study_names_it(db, command):
+    from django.core.management import CommandError, call_command
+
+    extra = ["--count", "1"] if command == "draw_sample" else []
+    with pytest.raises(CommandError, match="No study 'no-such-study'"):
+        call_command(command, "no-such-study", *extra)

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from coding import snapshots
 from coding.agreement_report import PlanForm, document
-from coding.models import Study
+from coding.management.studies import study_or_error
 from coding.reliability import study_report
 
 
@@ -23,9 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--smallest-share", help="smallest expected category share")
 
     def handle(self, *args, study, **options):
-        found = Study.objects.alive().filter(slug=study).first()
-        if found is None:
-            raise CommandError(f"No study {study!r}.")
+        found = study_or_error(study)
         given = {key: options[key] for key in ("alpha_min", "significance", "smallest_share")
                  if options[key] is not None}
         form = PlanForm(given or None)

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from coding import queue
-from coding.models import Study
+from coding.management.studies import study_or_error
 
 
 class Command(BaseCommand):
@@ -16,9 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, help="defaults to the study's recorded seed")
 
     def handle(self, *args, study, share, count, stratify_by, seed, **options):
-        found = Study.objects.alive().filter(slug=study).first()
-        if found is None:
-            raise CommandError(f"No study {study!r}.")
+        found = study_or_error(study)
         try:
             chosen = queue.draw_reliability_sample(found, share=share, count=count,
                                                    stratify_by=stratify_by, seed=seed)

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from coding.export.bundle import FORMATS, SHAPES, build_bundle
-from coding.models import Study
+from coding.management.studies import study_or_error
 
 
 class Command(BaseCommand):
@@ -19,9 +19,7 @@ class Command(BaseCommand):
                             help="add coders.csv (pseudonym to username)")
 
     def handle(self, *args, study, format, shape, out, include_mapping, **options):
-        found = Study.objects.alive().filter(slug=study).first()
-        if found is None:
-            raise CommandError(f"No study {study!r}.")
+        found = study_or_error(study)
         shapes = [s.strip() for s in shape.split(",") if s.strip()]
         path = Path(out or f"{study}-{'-'.join(shapes)}.zip")
 

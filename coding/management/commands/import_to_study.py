@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from coding import pool
-from coding.models import Study
+from coding.management.studies import study_or_error
 from ingest.imports import FILE_FORMATS, LIVE_FORMATS
 
 
@@ -27,9 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--strict", action="store_true")
 
     def handle(self, *args, **options):
-        study = Study.objects.alive().filter(slug=options["study"]).first()
-        if study is None:
-            raise CommandError(f"No study {options['study']!r}.")
+        study = study_or_error(options["study"])
         source = {key: value for key, value in {
             "format": options["format"], "path": options["path"], "strict": options["strict"],
             "mapping": json.loads(options["mapping"]) if options["mapping"] else None,

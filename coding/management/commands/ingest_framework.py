@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from coding import landings
-from coding.models import Study
+from coding.management.studies import study_or_error
 
 
 class Command(BaseCommand):
@@ -15,9 +15,7 @@ class Command(BaseCommand):
         parser.add_argument("--branch", help="defaults to the framework's main branch")
 
     def handle(self, *args, study, framework, repo, branch, **options):
-        found = Study.objects.alive().filter(slug=study).first()
-        if found is None:
-            raise CommandError(f"No study {study!r}.")
+        found = study_or_error(study)
         target = found.frameworks.filter(name=framework).first()
         if target is None:
             names = ", ".join(found.frameworks.values_list("name", flat=True))

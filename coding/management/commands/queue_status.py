@@ -1,7 +1,7 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from coding import queue
-from coding.models import Study
+from coding.management.studies import study_or_error
 
 
 class Command(BaseCommand):
@@ -11,9 +11,7 @@ class Command(BaseCommand):
         parser.add_argument("study", help="the study's slug")
 
     def handle(self, *args, study, **options):
-        found = Study.objects.alive().filter(slug=study).first()
-        if found is None:
-            raise CommandError(f"No study {study!r}.")
+        found = study_or_error(study)
         summary = queue.queue_summary(found)
         self.stdout.write(f"{'coder':<16}{'done':>6}{'skipped':>9}{'active':>8}{'median s':>10}")
         for row in summary["coders"]:

@@ -1,7 +1,7 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from coding import adjudication
-from coding.models import Study
+from coding.management.studies import study_or_error
 
 
 class Command(BaseCommand):
@@ -12,9 +12,7 @@ class Command(BaseCommand):
         parser.add_argument("study", help="the study's slug")
 
     def handle(self, *args, study, **options):
-        found = Study.objects.alive().filter(slug=study).first()
-        if found is None:
-            raise CommandError(f"No study {study!r}.")
+        found = study_or_error(study)
         settled = adjudication.settle_study(found)
         waiting = adjudication.disagreements(found, status="open")
         self.stdout.write(f"{settled} complete items settled; {len(waiting)} disagreements "
