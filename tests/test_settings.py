@@ -62,3 +62,28 @@ def test_no_model_change_lacks_a_migration(db):
     from django.core.management import call_command
 
     call_command("makemigrations", "--check", "--dry-run", verbosity=0)
+
+
+def test_production_settings_pass_the_deploy_check(tmp_path):
+    """`manage.py check --deploy` with what a production deployment sets: no warning left."""
+    clean = {k: v for k, v in os.environ.items() if k not in SERVICE_VARS}
+    clean.update(
+        WORKBENCH_VAR_DIR=str(tmp_path), DATABASE_URL="postgres://u@127.0.0.1:5432/x",
+        REDIS_URL="redis://127.0.0.1:6379/0",
+        DJANGO_SECRET_KEY="k3-" + "Zq8vR2mT6wX1yB4nH7jL0pS5dF9gC" * 2,
+        DJANGO_ALLOWED_HOSTS="workbench.example.org", DJANGO_HTTPS="1",
+    )
+    result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level",
+                             "WARNING"], cwd=ROOT, env=clean, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_without_https_the_deploy_check_names_what_is_missing(tmp_path):
+    clean = {k: v for k, v in os.environ.items() if k not in SERVICE_VARS}
+    clean.update(WORKBENCH_VAR_DIR=str(tmp_path), DATABASE_URL="postgres://u@127.0.0.1:5432/x",
+                 DJANGO_SECRET_KEY="k3-" + "Zq8vR2mT6wX1yB4nH7jL0pS5dF9gC" * 2)
+    result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level",
+                             "WARNING"], cwd=ROOT, env=clean, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "SECURE_HSTS_SECONDS" in result.stderr + result.stdout

@@ -1,5 +1,7 @@
 from django.conf import settings
 from django.db import models
+from knox.models import AbstractAuthToken
+from knox.settings import CONSTANTS
 
 
 class Job(models.Model):
@@ -72,3 +74,23 @@ class JobEvent(models.Model):
 
     def __str__(self):
         return f"{self.level} {self.location}: {self.message[:80]}"
+
+
+class ApiToken(AbstractAuthToken):
+    """A named token a user made for their scripts (`Authorization: Token <key>`).
+
+    Only a SHA-512 digest is stored (django-rest-knox); the key itself is shown once,
+    when it is made. Revoking deletes the row. `token_key` is the key's first
+    characters, shown so a person can tell their tokens apart.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    digest = models.CharField(max_length=CONSTANTS.DIGEST_LENGTH, unique=True)
+    name = models.CharField(max_length=100)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self):
+        return f"{self.name} ({self.token_key}…) of {self.user}"

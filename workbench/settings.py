@@ -9,6 +9,7 @@ Two modes, decided here once:
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -63,9 +64,12 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "knox",
+    "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "axes",
     "workbench",
     "ingest",
     "coding",
@@ -81,6 +85,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "workbench.urls"
@@ -121,6 +127,20 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Login throttling (django-axes): after AXES_FAILURE_LIMIT wrong passwords for one
+# username from one address, that pair is refused for the cool-off time, on the
+# login page and the admin alike. A right password resets the count.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(env_str("WORKBENCH_LOGIN_FAILURES", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(env_str("WORKBENCH_LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -141,22 +161,44 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Without collectstatic (embedded mode, tests) WhiteNoise serves from the apps.
 WHITENOISE_USE_FINDERS = EMBEDDED or DEBUG or env_bool("WHITENOISE_USE_FINDERS", False)
 
+# Served behind HTTPS (DJANGO_HTTPS=1, the production setting): redirect plain HTTP,
+# send HSTS for a year, cookies only over HTTPS. `manage.py check --deploy` passes
+# with it (tests/test_settings.py). Cookies are secure outside embedded mode anyway.
+HTTPS = env_bool("DJANGO_HTTPS", False)
+SECURE_SSL_REDIRECT = HTTPS
+SECURE_HSTS_SECONDS = 365 * 24 * 3600 if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
+SECURE_HSTS_PRELOAD = HTTPS
 SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", not EMBEDDED and not DEBUG)
+SESSION_COOKIE_SECURE = HTTPS or env_bool("DJANGO_SECURE_COOKIES", not EMBEDDED and not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SESSION_COOKIE_SAMESITE = "Lax"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 REST_FRAMEWORK = {
+    # Scripts send `Authorization: Token <key>`; the browser its session cookie,
+    # and then every unsafe method needs the CSRF token.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "workbench.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "workbench.paging.Paging",
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+    ],
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
+# API tokens (django-rest-knox): hashed at rest, named, with the expiry their owner chose.
+KNOX_TOKEN_MODEL = "workbench.ApiToken"
+REST_KNOX = {"TOKEN_PREFIX": "wbt_", "TOKEN_TTL": timedelta(days=90), "AUTO_REFRESH": False}
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Coding workbench API",
     "DESCRIPTION": "Studies, codebooks, items, assignments, codings and decisions.",

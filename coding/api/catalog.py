@@ -1,12 +1,14 @@
 """The method catalog, framework landings and history scans over the API (never for coders)."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from workbench.api import JobSerializer
+from workbench.paging import paged_response
 
 from .. import landings
 from ..access import access_study
@@ -22,16 +24,21 @@ def landing_payload(landing):
 
 
 class Catalog(APIView):
-    @extend_schema(responses={200: dict})
+    @extend_schema(parameters=[
+        OpenApiParameter("limit", int, description="Rows per page (default 50, at most 500)."),
+        OpenApiParameter("offset", int, description="Rows to skip."),
+    ], responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+        "{count, next, previous, results: [{method, source_arxiv_id, first_public, "
+        "frameworks, days_to_first_landing, landings[]}]}"))})
     def get(self, request, slug):
         """Each method: source, first public, landings per framework, days to first landing."""
         study = access_study(request.user, slug, roles=SEES_INCLUSION)
-        return Response({"results": [{
+        return paged_response(self, landings.catalog(study), lambda row: {
             "method": row["method"].name, "source_arxiv_id": row["method"].source_arxiv_id,
             "first_public": row["method"].first_public, "frameworks": row["frameworks"],
             "days_to_first_landing": row["days_to_first"],
             "landings": [landing_payload(landing) for landing in row["landings"]],
-        } for row in landings.catalog(study)]})
+        })
 
 
 class ScanRequest(serializers.Serializer):

@@ -3,7 +3,7 @@
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -12,6 +12,7 @@ from .. import adjudication
 from ..access import access_study
 from ..models import Decision, Role
 from .coder import as_api_error, groups_payload
+from .filters import DecisionFilter
 
 REVIEWERS = {Role.ADJUDICATOR, Role.OWNER}
 
@@ -33,25 +34,47 @@ class DecideSerializer(serializers.Serializer):
                                       help_text="Required when the value matches no coder.")
 
 
-class DisagreementList(APIView):
-    @extend_schema(
-        parameters=[OpenApiParameter(name, str, required=False) for name in
-                    ("question", "coders", "category", "status", "order")],
-        responses={200: dict},
-    )
-    def get(self, request, slug):
-        """Items and questions whose independent codings differ (open by default)."""
+class AnswerGroupSerializer(serializers.Serializer):
+    value = serializers.JSONField()
+    coders = serializers.ListField(child=serializers.CharField())
+
+
+class DisagreementSerializer(serializers.Serializer):
+    item = serializers.IntegerField(source="item.pk")
+    document_key = serializers.CharField(source="item.document.key")
+    question = serializers.CharField(source="question.key")
+    answers = serializers.SerializerMethodField()
+    in_discussion = serializers.BooleanField()
+    decision = DecisionSerializer(allow_null=True, help_text="The current decision, if any.")
+
+    @extend_schema_field(AnswerGroupSerializer(many=True))
+    def get_answers(self, row):
+        return groups_payload(row.groups)
+
+
+class DisagreementList(generics.ListAPIView):
+    """Items and questions whose independent codings differ (open ones by default)."""
+
+    serializer_class = DisagreementSerializer
+    filter_backends = []  # its own filters, shared with the review queue page
+
+    @extend_schema(parameters=[
+        OpenApiParameter("question", str, description="A question key."),
+        OpenApiParameter("coders", str, description="Comma-separated usernames: rows where "
+                         "these coders took part."),
+        OpenApiParameter("category", str, description="Rows where some coder chose this value."),
+        OpenApiParameter("status", str, enum=["open", "decided", "all"]),
+        OpenApiParameter("order", str, description="Sort order, as on the review queue page."),
+    ])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
         from ..views.review import queue_filters
 
-        study = access_study(request.user, slug, roles=REVIEWERS)
-        filters, _ = queue_filters(request)
-        rows = adjudication.disagreements(study, **filters)
-        return Response({"count": len(rows), "results": [{
-            "item": row.item.pk, "document_key": row.item.document.key,
-            "question": row.question.key, "answers": groups_payload(row.groups),
-            "in_discussion": row.in_discussion,
-            "decision": row.decision and DecisionSerializer(row.decision).data,
-        } for row in rows]})
+        study = access_study(self.request.user, self.kwargs["slug"], roles=REVIEWERS)
+        filters, _ = queue_filters(self.request)
+        return adjudication.disagreements(study, **filters)
 
 
 class ItemReview(APIView):
@@ -97,6 +120,8 @@ class DecisionList(generics.ListAPIView):
     """Current decisions (or every revision with ?history=1). Owners, adjudicators, viewers."""
 
     serializer_class = DecisionSerializer
+    queryset = Decision.objects.none()
+    filterset_class = DecisionFilter
 
     @extend_schema(parameters=[OpenApiParameter("history", bool, required=False)])
     def get(self, request, *args, **kwargs):
@@ -112,12 +137,20 @@ class DecisionList(generics.ListAPIView):
                                                                 "revision")
 
 
-class Feedback(APIView):
-    @extend_schema(responses={200: dict})
-    def get(self, request, slug):
-        """Where your independent answers differ from final decisions, if the study allows it."""
-        study = access_study(request.user, slug, roles={Role.CODER})
-        return Response({"enabled": study.show_feedback, "results": [{
-            "item": row["item"].pk, "question": row["question"].key, "yours": row["yours"],
-            "decision": DecisionSerializer(row["decision"]).data,
-        } for row in adjudication.feedback_for(study, request.user)]})
+class FeedbackSerializer(serializers.Serializer):
+    item = serializers.IntegerField(source="item.pk")
+    question = serializers.CharField(source="question.key")
+    yours = serializers.JSONField(help_text="Your independent answer.")
+    decision = DecisionSerializer()
+
+
+class Feedback(generics.ListAPIView):
+    """Where your independent answers differ from final decisions. Empty unless the study
+    shows coders feedback (its `show_feedback` setting)."""
+
+    serializer_class = FeedbackSerializer
+    filter_backends = []
+
+    def get_queryset(self):
+        study = access_study(self.request.user, self.kwargs["slug"], roles={Role.CODER})
+        return adjudication.feedback_for(study, self.request.user)

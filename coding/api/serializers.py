@@ -1,6 +1,8 @@
 from rest_framework import serializers
 
-from ..models import Assignment, Codebook, CodebookVersion, Coding, Option, Question, Study
+from ..models import (
+    Assignment, Codebook, CodebookVersion, Coding, Item, Option, Question, Study,
+)
 
 
 class StudySerializer(serializers.ModelSerializer):
@@ -46,6 +48,20 @@ class CodebookSerializer(serializers.ModelSerializer):
     class Meta:
         model = Codebook
         fields = ["id", "name", "applies_to", "description", "versions"]
+
+
+class ItemSerializer(serializers.ModelSerializer):
+    kind = serializers.CharField(source="document.kind", read_only=True)
+    source = serializers.CharField(source="document.source", read_only=True)
+    document_key = serializers.CharField(source="document.key", read_only=True)
+    title = serializers.CharField(source="document.title", read_only=True)
+    codebook = serializers.IntegerField(source="codebook_id", read_only=True)
+    snapshot = serializers.IntegerField(source="snapshot.number", read_only=True)
+
+    class Meta:
+        model = Item
+        fields = ["id", "kind", "source", "document_key", "title", "codebook", "snapshot",
+                  "round", "priority", "target", "taken", "in_reliability_sample", "added_at"]
 
 
 class AssignmentSerializer(serializers.ModelSerializer):

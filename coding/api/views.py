@@ -4,9 +4,10 @@ from rest_framework import generics, mixins, viewsets
 
 from ..access import CAN_SEE_ALL_CODINGS, access_study
 from ..queue import sync_targets
-from ..models import Assignment, Coding, Role, Study
+from ..models import Assignment, Codebook, Coding, Item, Role, Study
+from . import filters
 from .serializers import (
-    AssignmentSerializer, CodebookSerializer, CodingSerializer, StudySerializer,
+    AssignmentSerializer, CodebookSerializer, CodingSerializer, ItemSerializer, StudySerializer,
 )
 
 
@@ -16,9 +17,11 @@ class StudyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
 
     serializer_class = StudySerializer
     lookup_field = "slug"
+    filterset_class = filters.StudyFilter
+    ordering_fields = ["name", "created_at"]
 
     def get_queryset(self):
-        return Study.objects.visible_to(self.request.user)
+        return Study.objects.visible_to(self.request.user).order_by("name", "pk")
 
     def get_object(self):
         roles = {Role.OWNER} if self.request.method not in ("GET", "HEAD", "OPTIONS") else None
@@ -41,16 +44,37 @@ class CodebookList(StudyScopedList):
     """The study's codebooks with every version and its questions."""
 
     serializer_class = CodebookSerializer
+    queryset = Codebook.objects.none()  # the model, for the schema; rows come from the study
+    filterset_class = filters.CodebookFilter
 
     def get_queryset(self):
-        return self.study().codebooks.prefetch_related("versions__questions__options")
+        return (self.study().codebooks.prefetch_related("versions__questions__options")
+                .order_by("pk"))
+
+
+class ItemList(StudyScopedList):
+    """The study's items with their queue state. Not for coders: they see items only
+    one at a time, blinded, through their queue."""
+
+    serializer_class = ItemSerializer
+    queryset = Item.objects.none()
+    needs_roles = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
+    filterset_class = filters.ItemFilter
+    ordering_fields = ["added_at", "priority", "id"]
+
+    def get_queryset(self):
+        return (self.study().items.alive().select_related("document", "snapshot")
+                .defer("snapshot__content", "document__metadata").order_by("id"))
 
 
 class AssignmentList(StudyScopedList):
     """Assignments: your own as a coder; all of them as owner or adjudicator."""
 
     serializer_class = AssignmentSerializer
+    queryset = Assignment.objects.none()
     needs_roles = {Role.CODER, *CAN_SEE_ALL_CODINGS}
+    filterset_class = filters.AssignmentFilter
+    ordering_fields = ["id", "created_at", "finished_at"]
 
     def get_queryset(self):
         return (Assignment.objects.visible_to(self.request.user, self.study())
@@ -61,7 +85,10 @@ class CodingList(StudyScopedList):
     """Submitted coding revisions: your own as a coder; all as owner or adjudicator."""
 
     serializer_class = CodingSerializer
+    queryset = Coding.objects.none()
     needs_roles = {Role.CODER, *CAN_SEE_ALL_CODINGS}
+    filterset_class = filters.CodingFilter
+    ordering_fields = ["id", "submitted_at"]
 
     def get_queryset(self):
         return (Coding.objects.visible_to(self.request.user, self.study())

@@ -145,7 +145,9 @@ def test_codebook_of_another_study_is_not_found(alpha, beta, people, client_for)
 def test_anonymous_is_sent_to_login_and_refused_by_the_api(alpha, client):
     page = client.get(f"/studies/{alpha.slug}/")
     assert page.status_code == 302 and page["Location"].startswith("/login/")
-    assert client.get("/api/studies/").status_code == 403
+    # 401 with a WWW-Authenticate header that names the token scheme.
+    refused = client.get("/api/studies/")
+    assert refused.status_code == 401 and refused["WWW-Authenticate"] == "Token"
 
 
 def test_soft_deleted_study_disappears_for_its_members(alpha, people, client_for):

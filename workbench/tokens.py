@@ -1,0 +1,113 @@
+"""API tokens for scripts: made and revoked by their owner in the browser, the API or
+`manage.py api_token`; authenticated by django-rest-knox (only a digest is stored)."""
+
+from datetime import timedelta
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, mixins, serializers, status
+from rest_framework.response import Response
+
+from .models import ApiToken
+
+# Choices offered for how long a new token lives; None never expires.
+LIFETIMES = {"7": 7, "30": 30, "90": 90, "365": 365, "never": None}
+
+
+def create_token(user, name, days=90):
+    """A new token for the user; returns (row, key). The key is not stored and not shown again."""
+    name = (name or "").strip()
+    if not name:
+        raise ValueError("Give the token a name, so you can tell it apart later.")
+    return ApiToken.objects.create(user, expiry=timedelta(days=days) if days else None,
+                                   name=name[:100])
+
+
+def live_tokens(user):
+    return ApiToken.objects.filter(user=user).exclude(expiry__lt=timezone.now())
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(max_length=100, help_text="What uses it, e.g. “export script on lab server”.")
+    lifetime = forms.ChoiceField(
+        choices=[("7", "7 days"), ("30", "30 days"), ("90", "90 days"), ("365", "1 year"),
+                 ("never", "Never expires")], initial="90")
+
+
+@login_required
+def tokens_page(request):
+    form = TokenForm(request.POST or None)
+    new_key = None
+    if request.method == "POST" and form.is_valid():
+        token, new_key = create_token(request.user, form.cleaned_data["name"],
+                                      LIFETIMES[form.cleaned_data["lifetime"]])
+        form = TokenForm()
+    return render(request, "account/tokens.html", {
+        "form": form, "new_key": new_key, "tokens": live_tokens(request.user),
+    })
+
+
+@login_required
+@require_POST
+def revoke_token(request, pk):
+    token = get_object_or_404(ApiToken, pk=pk, user=request.user)
+    token.delete()
+    messages.success(request, f"Token “{token.name}” revoked; scripts using it are refused from now on.")
+    return redirect("tokens")
+
+
+# --- over the API -------------------------------------------------------------
+
+class ApiTokenSerializer(serializers.ModelSerializer):
+    lifetime = serializers.ChoiceField(choices=list(LIFETIMES), default="90", write_only=True,
+                                       help_text="Days the token lives, or never.")
+
+    class Meta:
+        model = ApiToken
+        fields = ["id", "name", "token_key", "created", "expiry", "last_used_at", "lifetime"]
+        read_only_fields = ["id", "token_key", "created", "expiry", "last_used_at"]
+
+
+class NewApiTokenSerializer(ApiTokenSerializer):
+    key = serializers.CharField(read_only=True, help_text="The token itself; shown only now.")
+
+    class Meta(ApiTokenSerializer.Meta):
+        fields = [*ApiTokenSerializer.Meta.fields, "key"]
+
+
+class ApiTokenList(generics.ListCreateAPIView):
+    """Your live API tokens (never their keys); POST makes one and returns its key once."""
+
+    serializer_class = ApiTokenSerializer
+    queryset = ApiToken.objects.none()
+    filterset_fields = ["name"]
+    ordering_fields = ["created", "last_used_at", "name"]
+
+    def get_queryset(self):
+        return live_tokens(self.request.user)
+
+    @extend_schema(request=ApiTokenSerializer, responses={201: NewApiTokenSerializer})
+    def post(self, request):
+        data = ApiTokenSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        token, key = create_token(request.user, data.validated_data["name"],
+                                  LIFETIMES[data.validated_data["lifetime"]])
+        token.key = key
+        return Response(NewApiTokenSerializer(token).data, status=status.HTTP_201_CREATED)
+
+
+class ApiTokenDetail(mixins.DestroyModelMixin, generics.RetrieveAPIView):
+    """One of your tokens; DELETE revokes it at once."""
+
+    serializer_class = ApiTokenSerializer
+
+    def get_queryset(self):
+        return live_tokens(self.request.user)
+
+    def delete(self, request, *args, **kwargs):
+        return self.destroy(request, *args, **kwargs)
