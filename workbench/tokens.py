@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, mixins, serializers, status
 from rest_framework.response import Response
@@ -40,6 +40,7 @@ class TokenForm(forms.Form):
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def tokens_page(request):
     form = TokenForm(request.POST or None)
     new_key = None

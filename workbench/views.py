@@ -4,7 +4,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from . import jobs
 from .models import Job
@@ -28,6 +28,7 @@ def job_progress(job):
 
 
 @login_required
+@require_safe
 def job_detail(request, pk):
     job = access_job(request.user, pk)
     template = "jobs/_progress.html" if request.htmx else "jobs/job.html"

@@ -86,9 +86,10 @@ class Skip(CoderView):
     @extend_schema(request=SkipSerializer, responses={204: None})
     def post(self, request, slug, pk):
         """Pass on the item with a reason; it is never offered to you again."""
+        assignment = self.assignment()  # who may touch it first, then what was sent
         data = SkipSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        if not queue.skip(self.assignment(), data.validated_data["reason"]):
+        if not queue.skip(assignment, data.validated_data["reason"]):
             raise ValidationError("Only an item you hold now can be skipped.")
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -97,9 +98,10 @@ class Draft(CoderView):
     @extend_schema(request=WorkSerializer, responses={204: None})
     def put(self, request, slug, pk):
         """Keep unsent work; nothing is checked or counted until submitted."""
+        assignment = self.assignment()
         work = WorkSerializer(data=request.data)
         work.is_valid(raise_exception=True)
-        save_draft(self.assignment(), work.validated_data)
+        save_draft(assignment, work.validated_data)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -2,7 +2,7 @@
 
 import django_filters as filters
 
-from ..models import Assignment, Codebook, Coding, Decision, Item, Study
+from ..models import Assignment, Codebook, Coding, Decision, Item, Membership, Study
 
 
 class StudyFilter(filters.FilterSet):
@@ -15,6 +15,14 @@ class StudyFilter(filters.FilterSet):
     def with_role(self, queryset, name, value):
         return queryset.filter(memberships__user=self.request.user, memberships__role=value,
                                memberships__deleted_at__isnull=True).distinct()
+
+
+class MemberFilter(filters.FilterSet):
+    username = filters.CharFilter(field_name="user__username")
+
+    class Meta:
+        model = Membership
+        fields = ["role", "username"]
 
 
 class CodebookFilter(filters.FilterSet):

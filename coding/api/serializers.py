@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
 from ..models import (
-    Assignment, Codebook, CodebookVersion, Coding, Item, Option, Question, Study,
+    Assignment, Codebook, CodebookVersion, Coding, Item, Membership, Option, Question, Study,
 )
 
 
@@ -48,6 +48,15 @@ class CodebookSerializer(serializers.ModelSerializer):
     class Meta:
         model = Codebook
         fields = ["id", "name", "applies_to", "description", "versions"]
+
+
+class MemberSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.username", read_only=True)
+    name = serializers.CharField(source="user.get_full_name", read_only=True)
+
+    class Meta:
+        model = Membership
+        fields = ["username", "name", "role", "calibration_waived", "created_at"]
 
 
 class ItemSerializer(serializers.ModelSerializer):

@@ -4,10 +4,11 @@ from rest_framework import generics, mixins, viewsets
 
 from ..access import CAN_SEE_ALL_CODINGS, access_study
 from ..queue import sync_targets
-from ..models import Assignment, Codebook, Coding, Item, Role, Study
+from ..models import Assignment, Codebook, Coding, Item, Membership, Role, Study
 from . import filters
 from .serializers import (
-    AssignmentSerializer, CodebookSerializer, CodingSerializer, ItemSerializer, StudySerializer,
+    AssignmentSerializer, CodebookSerializer, CodingSerializer, ItemSerializer, MemberSerializer,
+    StudySerializer,
 )
 
 
@@ -38,6 +39,18 @@ class StudyScopedList(generics.ListAPIView):
 
     def study(self):
         return access_study(self.request.user, self.kwargs["slug"], roles=self.needs_roles)
+
+
+class MemberList(StudyScopedList):
+    """Who takes part in the study and in which role, as the study page lists them."""
+
+    serializer_class = MemberSerializer
+    queryset = Membership.objects.none()
+    filterset_class = filters.MemberFilter
+
+    def get_queryset(self):
+        return (self.study().memberships.filter(deleted_at__isnull=True)
+                .select_related("user").order_by("role", "user__username"))
 
 
 class CodebookList(StudyScopedList):

@@ -7,7 +7,7 @@ from other coders' work), a non-member 404, both decided by coding.access.
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from .. import snapshots
 from ..access import access_study
@@ -15,6 +15,7 @@ from ..agreement_report import RECOMPUTES, SEES_AGREEMENT, PlanForm, dashboard
 
 
 @login_required
+@require_safe
 def agreement_page(request, slug):
     study = access_study(request.user, slug, roles=SEES_AGREEMENT)
     form = PlanForm(request.GET or None)

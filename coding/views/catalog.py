@@ -2,7 +2,9 @@
 
 from django import forms
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_safe
 
 from workbench import jobs
 
@@ -20,6 +22,7 @@ class ScanForm(forms.Form):
 
 
 @login_required
+@require_safe
 def catalog_page(request, slug):
     study = access_study(request.user, slug, roles=SEES_INCLUSION)
     return render(request, "coding/catalog.html", {
@@ -29,10 +32,13 @@ def catalog_page(request, slug):
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def framework_page(request, slug, framework_id):
     study = access_study(request.user, slug, roles=SEES_INCLUSION)
     framework = get_object_or_404(study.frameworks, pk=framework_id)
     is_owner = Role.OWNER in study.my_roles
+    if request.method == "POST" and not is_owner:
+        raise PermissionDenied("Only the study's owners start history scans.")
     form = ScanForm(request.POST or None) if is_owner else None
     if request.method == "POST" and is_owner and form.is_valid():
         job = start_scan(framework, request.user, **form.cleaned_data)

@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_http_methods, require_safe
 
 from .. import adjudication, queue
 from ..access import access_assignment, access_study
@@ -23,6 +23,7 @@ from ..models import Assignment, Role
 
 
 @login_required
+@require_safe
 def code_next(request, slug):
     study = access_study(request.user, slug, roles={Role.CODER})
     assignment = queue.next_item(study, request.user)
@@ -37,6 +38,7 @@ def code_next(request, slug):
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def code_item(request, slug, pk):
     study = access_study(request.user, slug, roles={Role.CODER})
     assignment = access_assignment(request.user, study, pk)
@@ -86,6 +88,7 @@ def skip_item(request, slug, pk):
 
 
 @login_required
+@require_safe
 def code_previous(request, slug):
     """The coder's most recently finished item before the given one (or their latest)."""
     study = access_study(request.user, slug, roles={Role.CODER})

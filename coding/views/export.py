@@ -7,6 +7,7 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_safe
 
 from ..access import access_study
 from ..export.bundle import FORMATS, SHAPES, build_bundle, estimate_rows
@@ -28,6 +29,7 @@ class ExportForm(forms.Form):
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def export_page(request, slug):
     study = access_study(request.user, slug, roles=EXPORTERS)
     form = ExportForm(request.POST or None)
@@ -55,6 +57,7 @@ def download_now(study, options):
 
 
 @login_required
+@require_safe
 def export_download(request, slug, job_id):
     study = access_study(request.user, slug, roles=EXPORTERS)
     job = Job.objects.filter(pk=job_id, kind="export", params__study=study.pk,

@@ -8,6 +8,7 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
 
 from ingest.imports import FILE_FORMATS, LIVE_FORMATS, check_params
 from workbench import jobs
@@ -103,6 +104,7 @@ def start_import(study, user, source, screening):
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def import_page(request, slug):
     study = access_study(request.user, slug, roles={Role.OWNER})
     form = ImportForm(request.POST or None, request.FILES or None)

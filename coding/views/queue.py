@@ -4,6 +4,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
 
 from .. import queue
 from ..access import access_study
@@ -27,6 +28,7 @@ class SampleForm(forms.Form):
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def queue_page(request, slug):
     study = access_study(request.user, slug, roles={Role.OWNER})
     form = SampleForm(request.POST or None)

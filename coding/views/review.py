@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_safe
 
 from .. import adjudication
 from ..access import access_study
@@ -29,6 +30,7 @@ def queue_filters(request):
 
 
 @login_required
+@require_safe
 def review_queue(request, slug):
     study = access_study(request.user, slug, roles=REVIEWERS)
     filters, raw = queue_filters(request)
@@ -43,6 +45,7 @@ def review_queue(request, slug):
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def review_item(request, slug, item_id):
     study = access_study(request.user, slug, roles=REVIEWERS)
     item = get_object_or_404(study.items.alive().select_related("snapshot", "codebook", "document"),
@@ -126,6 +129,7 @@ def review_context(study, item, questions, errors, request):
 
 
 @login_required
+@require_safe
 def feedback(request, slug):
     """A coder's differences from the final decisions, when the study allows it."""
     study = access_study(request.user, slug, roles={Role.CODER})

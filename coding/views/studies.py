@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_safe
 
 from ..access import CAN_SEE_ALL_CODINGS, access_study
 from ..forms import StudySettingsForm
@@ -13,6 +14,7 @@ from ..queue import sync_targets
 
 
 @login_required
+@require_safe
 def home(request):
     studies = Study.objects.visible_to(request.user)
     cards = [study_overview(study, request.user) for study in studies]
@@ -20,6 +22,7 @@ def home(request):
 
 
 @login_required
+@require_safe
 def study_detail(request, slug):
     study = access_study(request.user, slug)
     codebooks = study.codebooks.prefetch_related("versions")
@@ -33,6 +36,7 @@ def study_detail(request, slug):
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def study_settings(request, slug):
     study = access_study(request.user, slug, roles={Role.OWNER})
     form = StudySettingsForm(request.POST or None, instance=study)
@@ -45,6 +49,7 @@ def study_settings(request, slug):
 
 
 @login_required
+@require_safe
 def codebook_detail(request, slug, codebook_id, number=None):
     study = access_study(request.user, slug)
     codebook = get_object_or_404(study.codebooks, pk=codebook_id)
@@ -59,6 +64,7 @@ def codebook_detail(request, slug, codebook_id, number=None):
 
 
 @login_required
+@require_safe
 def coding_list(request, slug):
     """Submitted codings: a coder's own, or everyone's for owners and adjudicators."""
     study = access_study(request.user, slug, roles={Role.CODER, *CAN_SEE_ALL_CODINGS})
