@@ -119,3 +119,39 @@ def test_owner_and_adjudicator_still_see_the_codings(blind, people, client_for):
         body = client_for(people[name]).get(f"/api/studies/{blind.slug}/codings/").content.decode()
         assert "cyril-secret-note" in body
         assert any(form in body for form in QUOTE_FORMS)  # the leak check would see it
+
+
+def test_no_page_or_endpoint_anywhere_leaks_to_coder_a(blind, people, client_for,
+                                                        django_capture_on_commit_callbacks):
+    """The whole surface, not a chosen list: every URL of the permission table, as coder A,
+    with GET and (where a coder may post) an empty POST; refusals included."""
+    from coding.export.jobs import start_export
+    from coding.models import Assignment, Framework
+    from tests.test_permission_matrix import TABLE, fill
+    from workbench.models import ApiToken
+
+    framework = Framework.objects.create(study=blind, name="Blind RL", repository="lab/blind-rl")
+    with django_capture_on_commit_callbacks(execute=True):
+        export = start_export(blind, people["olive"], shapes=["wide", "long"], fmt="csv")
+    token, _ = ApiToken.objects.create(people["cora"], name="cora script")
+    items = list(blind.items.order_by("pk"))
+    client = client_for(people["cora"])
+    checked = 0
+    for assignment in Assignment.objects.filter(item__study=blind, coder__username="cora"):
+        for item in items:
+            world = {"slug": blind.slug, "pk": assignment.pk, "item_id": item.pk,
+                     "codebook_id": blind.paper_codebook.pk, "number": 1,
+                     "framework_id": framework.pk, "job_id": export.pk, "token_pk": token.pk}
+            for route, methods in TABLE.items():
+                url = fill(route, world)
+                sent = [("GET", client.get(url, follow=True))]
+                if "POST" in methods and methods["POST"][4] == "Y" and not route.endswith(
+                        ("skip/", "logout/", "next/", "revoke/")):
+                    sent.append(("POST", client.post(url, {}, follow=True)))
+                for method, response in sent:
+                    assert response.status_code < 500, f"{method} {url}"
+                    body = b"".join(response) if response.streaming else response.content
+                    leaked = [s for s in SECRETS if s in body.decode(errors="replace")]
+                    assert not leaked, f"{method} {url} leaks {leaked}"
+                    checked += 1
+    assert checked > 2 * 2 * len(TABLE)
