@@ -132,6 +132,7 @@ def test_repeated_wrong_passwords_lock_the_login_for_that_account_and_address(pe
     locked = login(client, "cora", "guess")
     assert locked.status_code == 429
     assert "Too many failed logins" in locked.content.decode()
+    assert "Wait 15 minutes" in locked.content.decode()
     # Even the right password is refused while locked.
     assert login(client, "cora", "right-horse-battery").status_code == 429
     # Another account from the same address is not affected.
