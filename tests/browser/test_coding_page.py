@@ -110,3 +110,21 @@ def test_question_mark_shows_the_keys_and_conditions_follow_answers(demo, log_in
     conditional = page.locator(".q[data-show-if]")
     assert conditional.count() >= 1
     assert all(not conditional.nth(i).is_visible() for i in range(conditional.count()))
+
+
+def test_a_draft_kept_in_the_browser_reaches_the_server_after_a_lost_connection(
+        demo, log_in, live_server):
+    """Work typed while offline lives in localStorage; on the next load it is restored
+    and sent, without the coder touching anything."""
+    page = log_in("coder3", DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/studies/{DEMO_SLUG}/code/")
+    held = Assignment.objects.get(coder__username="coder3", status="active")
+    with page.expect_response(lambda response: response.url.endswith("/draft/")):
+        page.locator("[name=notes]").fill("typed while the network was down")
+        page.locator("[name=notes]").dispatch_event("input")
+    # As if that save had never reached the server: only this browser has the text.
+    Assignment.objects.filter(pk=held.pk).update(draft=None, draft_saved_at=None)
+    with page.expect_response(lambda response: response.url.endswith("/draft/")):
+        page.reload()
+    held.refresh_from_db()
+    assert held.draft and held.draft["notes"] == "typed while the network was down"

@@ -162,7 +162,11 @@
   const serverSavedAt = Number(form.dataset.draftSaved) * 1000;
   if (stored && stored.savedAt > serverSavedAt) {
     restore(stored.data);
-    if (window.htmx) htmx.trigger(form, "draft");
+    // Send it once htmx has wired the form (it does so on DOMContentLoaded, which comes
+    // after this deferred script); triggered earlier, the event finds no listener.
+    const send = () => window.htmx && htmx.trigger(form, "draft");
+    if (document.readyState === "complete") send();
+    else window.addEventListener("load", send);
   }
   applyConditions();
   renderQuotes();
