@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ingest.imports import run_import
+from ingest.jobs import error_logger, warning_logger
 from ingest.models import Document, Snapshot, content_sha256
 from ingest.records import DocumentRecord
 from workbench import jobs
@@ -36,12 +37,22 @@ class Screening:
 
     @classmethod
     def from_dict(cls, data):
+        """Rules from a form or an API request; ValueError says what is wrong."""
         data = data or {}
+        if not isinstance(data, dict):
+            raise ValueError("screening must be an object of rules")
+        categories, query = data.get("categories") or [], data.get("query") or ""
+        if isinstance(categories, str):
+            categories = categories.split(",")
+        if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
+            raise ValueError("categories must be a list of arXiv categories, e.g. [\"cs.LG\"]")
+        if not isinstance(query, str):
+            raise ValueError(f"query must be text, got {type(query).__name__}")
         rules = cls(
             date_from=_date(data.get("date_from"), "date_from"),
             date_to=_date(data.get("date_to"), "date_to"),
-            categories=[c.strip() for c in data.get("categories") or [] if c.strip()],
-            query=(data.get("query") or "").strip(), regex=bool(data.get("regex")))
+            categories=[c.strip() for c in categories if c.strip()],
+            query=query.strip(), regex=bool(data.get("regex")))
         rules.matcher()  # a bad pattern is refused before anything is read
         return rules
 
@@ -159,13 +170,14 @@ def import_into_study(study, params, screening, *, job=None, report=None):
             report(counts["read"], None, f"{counts['read']} read, {adder.counts['added_to_pool']} "
                    f"added to the pool, {counts['failed']} failed")
 
-    def log_error(error):
-        if job is not None:
-            jobs.log(job, error.reason, level="error", location=error.location)
+    # Each bad record is a line of the job's log, up to a bound: a wholly wrong
+    # file must not write millions of lines.
+    log_error = error_logger(job) if job is not None else None
+    log_warning = warning_logger(job) if job is not None else None
 
     try:
         counts = run_import(params, screen=screening.screen(), on_batch=adder,
-                            progress=progress, log_error=log_error)
+                            progress=progress, log_error=log_error, log_warning=log_warning)
     finally:
         ImportRun.objects.filter(pk=run.pk).update(counts=adder.counts, finished_at=timezone.now())
     counts = {**counts, **adder.counts}

@@ -16,6 +16,19 @@ Formats and their params (all also take "strict" and "batch_size"):
 | arxiv_api           | search_query and/or id_list, max_results, sort_by, sort_order   |
 | arxiv_oai           | metadata_prefix (arXiv or arXivRaw), set, from, until           |
 | github              | repository ("owner/repo"), since (ISO date), save_to (a .jsonl) |
+
+What a file may not be, whatever its format (each is a located error, never a crash;
+tests/ingest/test_hostile_files.py feeds every importer a corpus of such files):
+
+- a text field over records.MAX_TEXT_CHARS (262,144 characters), a list field (authors,
+  affiliations, categories) over that many characters in all, or a mapped table value
+  over that many characters as JSON;
+- a line over sources.lines.MAX_LINE_BYTES (16 MiB; skipped unread); a JSON number of
+  more than 100 digits, or one too large for a float (1e400); a JSON object with a
+  key twice; a saved GitHub JSON file over 64 MiB, on disk or unpacked;
+- XML with a DTD or entities, nested over 64 deep, or with a text or tag over 4 MiB
+  (sources.xml); XML whose root is not the format's;
+- empty, in UTF-16 or UTF-32, or a `.gz` that is not gzip or is cut short.
 """
 
 from pathlib import Path
@@ -37,7 +50,8 @@ LIVE_BATCH_SIZE = {"arxiv_api": 100, "arxiv_oai": 500, "github": 20}
 CLIENTS = {"arxiv_api": ArxivApiClient, "arxiv_oai": OaiClient, "github": GitHubClient}
 
 
-def run_import(params, *, screen=None, on_batch=None, progress=None, log_error=None, sleep=None):
+def run_import(params, *, screen=None, on_batch=None, progress=None, log_error=None, sleep=None,
+               log_warning=None):
     """Read the source the params describe and write it; returns the counts of import_records.
 
     `sleep` replaces time.sleep in the live clients (the job passes one that keeps
@@ -49,16 +63,28 @@ def run_import(params, *, screen=None, on_batch=None, progress=None, log_error=N
     return import_records(
         read_source(params, sleep), strict=bool(params.get("strict")), batch_size=int(batch_size),
         screen=screen, on_batch=on_batch, progress=progress, log_error=log_error,
+        log_warning=log_warning,
     )
+
+
+MAX_BATCH_SIZE = 50_000
 
 
 def check_params(params):
     """Refuse params that cannot work before anything is read; ValueError says why."""
     fmt = params.get("format") if isinstance(params, dict) else None
     if fmt not in FILE_FORMATS + LIVE_FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FILE_FORMATS + LIVE_FORMATS)}")
-    if fmt in FILE_FORMATS and not Path(params.get("path") or "").exists():
-        raise ValueError(f"{fmt} needs an existing 'path', got {params.get('path')!r}")
+        raise ValueError(f"unknown format {fmt!r:.60}; one of "
+                         f"{', '.join(FILE_FORMATS + LIVE_FORMATS)}")
+    if fmt in FILE_FORMATS:
+        _check_path(fmt, params.get("path"))
+    batch_size = params.get("batch_size")
+    if batch_size is not None and (not isinstance(batch_size, int) or isinstance(batch_size, bool)
+                                   or not 0 < batch_size <= MAX_BATCH_SIZE):
+        raise ValueError(f"batch_size must be a whole number from 1 to {MAX_BATCH_SIZE:,}, "
+                         f"got {batch_size!r:.40}")
+    if fmt == "csv_file":
+        tabular.check_csv_options(params.get("encoding", "utf-8"), params.get("delimiter", ","))
     if fmt in ("csv_file", "jsonl_file"):
         tabular.Mapping.from_dict(params.get("mapping"))
     if fmt == "arxiv_api" and not (params.get("search_query") or params.get("id_list")):
@@ -67,6 +93,16 @@ def check_params(params):
         raise ValueError("arxiv_oai reads the 'arXiv' and 'arXivRaw' metadata formats")
     if fmt == "github" and str(params.get("repository", "")).count("/") != 1:
         raise ValueError("github needs a 'repository' as owner/name")
+
+
+def _check_path(fmt, path):
+    found = Path(path) if isinstance(path, str) and path.strip() else None
+    if found is None or not found.exists():
+        raise ValueError(f"{fmt} needs an existing 'path', got {path!r:.200}")
+    # A directory of saved threads is read file by file; anything else must be a
+    # regular file (a device or a pipe would never end).
+    if not (found.is_file() or (fmt == "github_file" and found.is_dir())):
+        raise ValueError(f"{fmt} needs a file, and {path!r:.200} is not a regular file")
 
 
 def read_source(params, sleep=None):

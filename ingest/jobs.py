@@ -28,7 +28,8 @@ REPORT_WHILE_WAITING = 60
 def run_ingest(job, report):
     last = {"read": 0, "message": ""}
     return run_import(job.params, progress=progress_reporter(report, last),
-                      log_error=error_logger(job), sleep=patient_sleep(report, last))
+                      log_error=error_logger(job), log_warning=warning_logger(job),
+                      sleep=patient_sleep(report, last))
 
 
 def progress_reporter(report, last):
@@ -53,19 +54,24 @@ def patient_sleep(report, last):
     return sleep
 
 
-def error_logger(job, limit=MAX_LOGGED_ERRORS):
+def error_logger(job, limit=MAX_LOGGED_ERRORS, level="error", what="bad records"):
     logged = 0
 
     def log_error(error):
         nonlocal logged
         logged += 1
         if logged <= limit:
-            log(job, error.reason, level="error", location=error.location)
+            log(job, error.reason, level=level, location=error.location)
         elif logged == limit + 1:
-            log(job, f"more than {limit} bad records: the rest are counted, not logged",
+            log(job, f"more than {limit} {what}: the rest are counted, not logged",
                 level="warning")
 
     return log_error
+
+
+def warning_logger(job, limit=MAX_LOGGED_ERRORS):
+    """Duplicate keys and the like: the record was written, but say where."""
+    return error_logger(job, limit, level="warning", what="warnings")
 
 
 def summary(counts):

@@ -13,7 +13,8 @@ Contract (`import_records`):
   the database refuses it the batch is retried record by record, each in its own
   savepoint, so one bad row costs only itself.
 - A duplicate is the same (source, key) twice within one batch: the later one
-  wins and the earlier is counted under `duplicates`. Across batches a repeated
+  wins, the earlier is counted under `duplicates`, and `log_warning` is told
+  where both were (a RecordWarning; it is not an error). Across batches a repeated
   key is simply written again (as `updated` or `unchanged`): the end state is the
   same, and the run need not remember every key it saw, so memory stays flat.
 """
@@ -26,7 +27,8 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from .models import Document, Post
-from .records import BadRecord, Deletion, DocumentRecord, RecordError, check_record, merge_versions
+from .records import (BadRecord, Deletion, DocumentRecord, RecordError, RecordWarning, check_record,
+                      merge_versions)
 
 BATCH_SIZE = 1000
 UPDATED_FIELDS = ["kind", "title", "url", "published", "updated", "metadata", "refreshed_at"]
@@ -50,7 +52,7 @@ def new_counts():
 
 
 def import_records(records, *, strict=False, batch_size=BATCH_SIZE, screen=None,
-                   on_batch=None, progress=None, log_error=None):
+                   on_batch=None, progress=None, log_error=None, log_warning=None):
     """Write records (DocumentRecord, Deletion or RecordError) in batches; return the counts.
 
     - screen(record) -> None to keep it, or the name of the rule that excludes it
@@ -61,11 +63,12 @@ def import_records(records, *, strict=False, batch_size=BATCH_SIZE, screen=None,
     - progress(counts) after each batch; it may raise (a cancelled job) to stop.
     - log_error(RecordError) for each bad record; strict=True raises StrictModeError
       at the first one, after writing the good records read before it.
+    - log_warning(RecordWarning) for each duplicate key within a batch.
     """
     counts = new_counts()
     items = iter(records)
     while chunk := list(islice(items, batch_size)):
-        batch, stop = _collect(chunk, counts, strict, screen, log_error)
+        batch, stop = _collect(chunk, counts, strict, screen, log_error, log_warning)
         written = _write_batch(batch, counts, log_error)
         if on_batch and written:
             on_batch(written)
@@ -76,7 +79,7 @@ def import_records(records, *, strict=False, batch_size=BATCH_SIZE, screen=None,
     return counts
 
 
-def _collect(chunk, counts, strict, screen, log_error):
+def _collect(chunk, counts, strict, screen, log_error, log_warning=None):
     """Check, screen and de-duplicate one chunk; returns (batch, first error in strict mode)."""
     batch = {}
     for item in chunk:
@@ -94,15 +97,20 @@ def _collect(chunk, counts, strict, screen, log_error):
         if rule:
             counts["excluded"][rule] = counts["excluded"].get(rule, 0) + 1
             continue
-        _add(batch, item, counts)
+        _add(batch, item, counts, log_warning)
     return batch, None
 
 
-def _add(batch, item, counts):
+def _add(batch, item, counts, log_warning=None):
     natural_key = (item.source, item.key)
     earlier = batch.get(natural_key)
     if earlier is not None:
         counts["duplicates"] += 1
+        if log_warning:
+            log_warning(RecordWarning(
+                item.location or _name(item),
+                f"{item.source} {item.key[:200]} was read before, at "
+                f"{earlier.location or 'an earlier record'}: the later one is kept"))
         if _is_paper(earlier) and _is_paper(item):
             item.metadata["versions"] = merge_versions(earlier.metadata.get("versions"),
                                                        item.metadata.get("versions"))

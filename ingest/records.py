@@ -64,12 +64,40 @@ class RecordError:
     location: str  # "papers.jsonl line 17", "page 3 entry 12", "owner/repo#42"
     reason: str
 
+    def __post_init__(self):
+        # Both are shown to people and stored in the job's log: a reason quoting
+        # the file (a saved GitHub error's message) must not carry a NUL that
+        # PostgreSQL refuses, or a lone surrogate.
+        self.location, self.reason = storable(str(self.location)), storable(str(self.reason))
+
+    def __str__(self):
+        return f"{self.location}: {self.reason}"
+
+
+@dataclass
+class RecordWarning:
+    """Something to tell about a record that was still written (a duplicate key)."""
+
+    location: str
+    reason: str
+
     def __str__(self):
         return f"{self.location}: {self.reason}"
 
 
 class BadRecord(ValueError):
     """Raised inside a parser for one record; turned into a RecordError by its caller."""
+
+
+# What a parser may still raise on input nobody foresaw (a wrong type deep in a
+# nested object). Readers catch these around each record, as they catch
+# BadRecord, so one such record is reported where it was and the rest are read.
+UNFORESEEN = (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError,
+              RecursionError)
+
+
+def unforeseen(exc):
+    return f"could not be read ({type(exc).__name__}: {str(exc)[:200]})"
 
 
 # --- dates -------------------------------------------------------------------
@@ -82,9 +110,16 @@ def rfc3339(value, what):
         parsed = datetime.fromisoformat(value.strip())
     except ValueError:
         raise BadRecord(f"bad date in {what}: {value[:40]!r}") from None
+    return _utc(parsed, value, what)
+
+
+def _utc(parsed, value, what):
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+        return parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is before the first representable day
+        raise BadRecord(f"date out of range in {what}: {value[:40]!r}") from None
 
 
 _MONTHS = {name: n for n, name in enumerate(
@@ -107,11 +142,9 @@ def rfc2822(value, what):
         raise BadRecord(f"{what} should be a date string, got {type(value).__name__}")
     try:
         parsed = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         raise BadRecord(f"bad date in {what}: {value[:40]!r}") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    return _utc(parsed, value, what)
 
 
 def day(value, what):
@@ -201,6 +234,9 @@ def check_record(item):
     item.url = _fits(item.url, "url", 500) if item.url else ""
     if not isinstance(item.title, str) or not item.title.strip():
         raise BadRecord("missing field 'title'")
+    if len(item.title) > MAX_TEXT_CHARS:
+        raise BadRecord(f"field 'title' is {len(item.title):,} characters, over the "
+                        f"{MAX_TEXT_CHARS:,} limit")
     item.title = storable(item.title)
     if not isinstance(item.metadata, dict):
         raise BadRecord("metadata should be an object")

@@ -47,7 +47,11 @@ class ImportStart(APIView):
 
 
 def _as_object(value):
-    value = json.loads(value) if isinstance(value, str) else value
+    try:
+        value = json.loads(value) if isinstance(value, str) else value
+    except ValueError as error:  # a multipart field that is not JSON
+        raise ValidationError(
+            f"expected a JSON object, got text that is not JSON: {error}") from None
     if not isinstance(value, dict):
         raise ValidationError("expected a JSON object")
     return dict(value)

@@ -1,6 +1,7 @@
 """Importing into a study's pool from the browser, and the study's screening flow."""
 
 import json
+import re
 import uuid
 from pathlib import Path
 
@@ -86,10 +87,30 @@ def source_params(data, path=None):
     return params
 
 
+# Saved names are bounded in bytes: file systems refuse names over 255 bytes, and a
+# name of 255 accented characters is 510 (Django bounds them in characters only).
+MAX_NAME_BYTES = 120
+
+
+def upload_name(name):
+    """A name to save an upload under: no directory part, no control characters, bounded,
+    keeping the suffixes (`.jsonl.gz`) that tell the readers what the file is."""
+    name = re.sub(r"[\x00-\x1f\x7f]", "_", Path(name or "").name).strip()
+    if name in ("", ".", ".."):
+        name = "upload"
+    suffix = "".join(Path(name).suffixes[-2:])
+    if len(suffix.encode()) > 40:
+        suffix = ""
+    stem = name[:len(name) - len(suffix)]
+    while stem and len((stem + suffix).encode()) > MAX_NAME_BYTES:
+        stem = stem[:-1]
+    return (stem or "upload") + suffix
+
+
 def save_upload(study, upload):
     folder = UPLOADS / study.slug / uuid.uuid4().hex
     folder.mkdir(parents=True)
-    target = folder / Path(upload.name).name
+    target = folder / upload_name(upload.name)
     with open(target, "wb") as out:
         for chunk in upload.chunks():
             out.write(chunk)

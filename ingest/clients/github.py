@@ -19,7 +19,7 @@ import time
 import httpx
 
 from ..models import CachedResponse
-from ..records import BadRecord, RecordError
+from ..records import UNFORESEEN, BadRecord, RecordError, unforeseen
 from ..sources.github import thread_record
 from .http import FetchError, backoff, fetch, make_http, retry_after
 
@@ -83,10 +83,13 @@ class GitHubClient:
                 continue
             if saver:
                 saver.write(bundle)
+            location = f"{repository}#{bundle['issue'].get('number')}"
             try:
                 yield thread_record(bundle)
             except BadRecord as exc:
-                yield RecordError(f"{repository}#{bundle['issue'].get('number')}", str(exc))
+                yield RecordError(location, str(exc))
+            except UNFORESEEN as exc:  # a shape of response nobody foresaw: this thread only
+                yield RecordError(location, unforeseen(exc))
         if saver:
             saver.close()
 

@@ -32,24 +32,31 @@ class IngestCommand(BaseCommand):
             job = jobs.enqueue("ingest", params)
             self.stdout.write(f"Enqueued ingest job #{job.pk}.")
             return
-        errors = []
+        errors, warnings = [], []
         try:
-            counts = run_import(params, log_error=errors.append, progress=self.progress)
-        except StrictModeError as exc:
+            counts = run_import(params, log_error=errors.append, progress=self.progress,
+                                log_warning=warnings.append)
+        except (StrictModeError, ValueError, LookupError) as exc:
+            # Strict mode's first bad record, or a file the mapping does not fit: said
+            # as a command error, with its location, never as a traceback.
             raise CommandError(str(exc)) from None
-        self.report(counts, errors)
+        self.report(counts, errors, warnings)
 
     def progress(self, counts):
         if self.verbosity > 1:
             self.stderr.write(summary(counts))
 
-    def report(self, counts, errors):
+    def report(self, counts, errors, warnings=()):
         self.stdout.write(summary(counts))
         if counts["deleted"] or counts["duplicates"]:
             self.stdout.write(f"{counts['deleted']:,} marked deleted, "
                               f"{counts['duplicates']:,} duplicates within a batch")
         for rule, n in sorted(counts["excluded"].items()):
             self.stdout.write(f"excluded by {rule}: {n:,}")
+        for warning in warnings[:SHOWN_ERRORS]:
+            self.stderr.write(f"warning: {warning}")
+        if len(warnings) > SHOWN_ERRORS:
+            self.stderr.write(f"… and {len(warnings) - SHOWN_ERRORS:,} more warnings")
         for error in errors[:SHOWN_ERRORS]:
             self.stderr.write(f"error: {error}")
         if len(errors) > SHOWN_ERRORS:

@@ -8,14 +8,14 @@ in `FeedInfo.api_error` and yielded as a RecordError.
 
 from dataclasses import dataclass
 
-from ..records import BadRecord, RecordError, rfc3339
+from ..records import UNFORESEEN, BadRecord, RecordError, rfc3339, unforeseen
 from .papers import paper_record, split_abs_url, version_entry
-from .xml import MalformedXml, child_text, walk
+from .xml import child_text, read_xml_file, walk
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"
 OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
-ENTRY = ATOM + "entry"
+ENTRY, FEED = ATOM + "entry", ATOM + "feed"
 TOTAL, START, PER_PAGE = (OPENSEARCH + n for n in ("totalResults", "startIndex", "itemsPerPage"))
 ERROR_IDS = ("https://arxiv.org/api/errors#", "http://arxiv.org/api/errors#")
 
@@ -34,7 +34,8 @@ class FeedInfo:
 def read_feed(stream, name, info=None):
     """Yield a record or RecordError per entry; raises MalformedXml if the XML breaks."""
     info = info if info is not None else FeedInfo()
-    for elem in walk(stream, {ENTRY, TOTAL, START, PER_PAGE}):
+    for elem in walk(stream, {ENTRY, TOTAL, START, PER_PAGE},
+                     root=(FEED, "an Atom feed (an arXiv API response)")):
         if elem.tag == ENTRY:
             info.entries += 1
             yield _entry(elem, f"{name} entry {info.entries}", info)
@@ -44,11 +45,7 @@ def read_feed(stream, name, info=None):
 
 def read_file(path):
     """A saved API response: every entry, and the broken XML itself as a last error."""
-    with open(path, "rb") as stream:
-        try:
-            yield from read_feed(stream, str(path))
-        except MalformedXml as exc:
-            yield RecordError(exc.location(str(path)), exc.reason)
+    yield from read_xml_file(path, read_feed)
 
 
 _FEED_FIELDS = {TOTAL: "total", START: "start", PER_PAGE: "items_per_page"}
@@ -62,14 +59,16 @@ def _count(value):
 
 
 def _entry(elem, location, info):
-    entry_id = (child_text(elem, ATOM + "id") or "").strip()
-    if entry_id.startswith(ERROR_IDS):
-        info.api_error = " ".join((child_text(elem, ATOM + "summary") or entry_id).split())
-        return RecordError(location, f"arXiv API error: {info.api_error}")
     try:
+        entry_id = (child_text(elem, ATOM + "id") or "").strip()
+        if entry_id.startswith(ERROR_IDS):
+            info.api_error = " ".join((child_text(elem, ATOM + "summary") or entry_id).split())
+            return RecordError(location, f"arXiv API error: {info.api_error}")
         return _paper(elem, entry_id, location)
     except BadRecord as exc:
         return RecordError(location, str(exc))
+    except UNFORESEEN as exc:
+        return RecordError(location, unforeseen(exc))
 
 
 def _paper(elem, entry_id, location):

@@ -17,8 +17,10 @@ bundles or issues (what `gh api --paginate` saves for a list), are accepted too.
 import os
 from pathlib import Path
 
-from ..records import BadRecord, DocumentRecord, PostRecord, RecordError, rfc3339, text
-from .lines import MAX_LINE_BYTES, open_binary, parse_json, read_records
+from ..records import (UNFORESEEN, BadRecord, DocumentRecord, PostRecord, RecordError, rfc3339,
+                       text, unforeseen)
+from .lines import (BROKEN_FILE, MAX_LINE_BYTES, broken_file_reason, not_utf8_reason, open_binary,
+                    parse_json, read_records, wide_encoding)
 
 SOURCE = "github"
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -27,16 +29,19 @@ NOT_EVENTS = {"commented", "line-commented", "commit-commented", "subscribed", "
               "mentioned"}
 
 
-def read_path(path, max_line_bytes=MAX_LINE_BYTES):
+def read_path(path, max_line_bytes=MAX_LINE_BYTES, max_file_bytes=MAX_FILE_BYTES):
     """Every bundle in a file or a directory of files, in name order."""
     path = Path(path)
-    files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl", ".gz")) \
+    files = sorted(p for p in path.iterdir()
+                   if p.suffix in (".json", ".jsonl", ".gz") and p.is_file()) \
         if path.is_dir() else [path]
+    if not files:
+        yield RecordError(str(path), "no .json, .jsonl or .gz files in this directory")
     for file in files:
         if file.name.endswith((".jsonl", ".jsonl.gz")):
             yield from _read_jsonl(file, max_line_bytes)
         else:
-            yield from _read_json(file)
+            yield from _read_json(file, max_file_bytes)
 
 
 def _read_jsonl(path, max_line_bytes):
@@ -44,13 +49,14 @@ def _read_jsonl(path, max_line_bytes):
         yield from read_records(stream, str(path), thread_record, max_line_bytes)
 
 
-def _read_json(path):
-    """One bundle, or a JSON array of bundles or issue objects (as `gh api` saves lists)."""
+def _read_json(path, max_bytes=MAX_FILE_BYTES):
+    """One bundle, or a JSON array of bundles or issue objects (as `gh api` saves lists).
+
+    The file is read whole, so it is bounded: by its size on disk and, for a
+    `.gz`, by what it unpacks to (a small archive can unpack to gigabytes).
+    """
     try:
-        if os.path.getsize(path) > MAX_FILE_BYTES:
-            raise BadRecord(f"file larger than {MAX_FILE_BYTES:,} bytes")
-        with open_binary(path) as stream:
-            data = parse_json(stream.read())
+        data = parse_json(_read_bounded(path, max_bytes), "the file")
     except BadRecord as exc:
         yield RecordError(str(path), str(exc))
         return
@@ -61,6 +67,25 @@ def _read_json(path):
             yield thread_record(item, location)
         except BadRecord as exc:
             yield RecordError(location, str(exc))
+        except UNFORESEEN as exc:
+            yield RecordError(location, unforeseen(exc))
+
+
+def _read_bounded(path, max_bytes):
+    if os.path.getsize(path) > max_bytes:
+        raise BadRecord(f"file larger than {max_bytes:,} bytes")
+    try:
+        with open_binary(path) as stream:
+            raw = stream.read(max_bytes + 1)
+    except BROKEN_FILE as exc:
+        raise BadRecord(broken_file_reason(exc)) from None
+    if len(raw) > max_bytes:
+        raise BadRecord(f"file unpacks to more than {max_bytes:,} bytes")
+    if not raw.strip():
+        raise BadRecord("the file is empty")
+    if encoding := wide_encoding(raw):
+        raise BadRecord(not_utf8_reason(encoding))
+    return raw
 
 
 def thread_record(bundle, location=""):
@@ -100,11 +125,18 @@ def _as_bundle(obj):
 def _repository(bundle, issue):
     repo = bundle.get("repository")
     if repo is None:
-        url = issue.get("repository_url") or ""
-        repo = "/".join(url.split("/")[-2:]) if "/repos/" in url else None
+        url = issue.get("repository_url")
+        repo = "/".join(url.split("/")[-2:]) if isinstance(url, str) and "/repos/" in url else None
     if not isinstance(repo, str) or repo.count("/") != 1 or len(repo) > 140:
         raise BadRecord("cannot tell the repository (no 'repository' or 'repository_url')")
     return repo
+
+
+def _optional_text(value, what, limit=200):
+    """A short string field kept in the metadata as received (state, dates), or None."""
+    if value is not None and not isinstance(value, str):
+        raise BadRecord(f"field {what!r} should be a string, got {type(value).__name__}")
+    return text(value, what, limit=limit)
 
 
 def _object(value, what):
@@ -122,15 +154,22 @@ def _list(bundle, what):
 
 def _login(user):
     # A deleted account comes as null (GraphQL) or "ghost" (REST).
-    return user.get("login") or "ghost" if isinstance(user, dict) else "ghost"
+    login = user.get("login") if isinstance(user, dict) else None
+    if login is not None and not isinstance(login, str):
+        raise BadRecord(f"a user's 'login' should be a string, got {type(login).__name__}")
+    return login or "ghost"
 
 
 def _metadata(repo, number, issue, pull, bundle):
-    is_pull = pull is not None or isinstance(issue.get("pull_request"), dict)
-    merged_at = (pull or {}).get("merged_at") or (issue.get("pull_request") or {}).get("merged_at")
+    pull_request = _object(issue.get("pull_request"), "pull_request")
+    is_pull = pull is not None or pull_request is not None
+    merged_at = _optional_text(
+        (pull or {}).get("merged_at") or (pull_request or {}).get("merged_at"), "merged_at")
     labels = issue.get("labels") or []
     if not isinstance(labels, list):
         raise BadRecord("field 'labels' should be a list")
+    for field in ("state", "state_reason", "closed_at"):
+        _optional_text(issue.get(field), field)
     return {
         "repository": repo, "number": number,
         "thread_type": "pull_request" if is_pull else "issue",
@@ -182,25 +221,30 @@ def _events(timeline):
 
     Unknown event names are kept as they came: GitHub adds new ones without notice.
     """
-    events = [_event(item) for item in timeline if item.get("event") not in NOT_EVENTS]
+    events = [_event(n, item) for n, item in enumerate(timeline)
+              if item.get("event") not in NOT_EVENTS]
     return sorted(events, key=lambda e: e["created_at"] or "")
 
 
-def _event(item):
+def _event(n, item):
     name = item.get("event")
     if not isinstance(name, str):
-        raise BadRecord("a timeline item has no 'event'")
-    event = {"event": name, "actor": _login(item.get("actor") or item.get("user")),
-             "created_at": item.get("created_at") or item.get("submitted_at")
-             or (item.get("committer") or {}).get("date")}
+        raise BadRecord(f"timeline[{n}] has no 'event'")
+    committer = item.get("committer")
+    created = item.get("created_at") or item.get("submitted_at") or (
+        committer.get("date") if isinstance(committer, dict) else None)
+    event = {"event": _optional_text(name, f"timeline[{n}].event"),
+             "actor": _login(item.get("actor") or item.get("user")),
+             "created_at": _optional_text(created, f"timeline[{n}].created_at")}
     if isinstance(item.get("label"), dict):
         event["label"] = item["label"].get("name")
     for field in ("commit_id", "state_reason", "sha", "rename"):
         if item.get(field):
             event[field] = item[field]
     if name == "reviewed" and item.get("state"):
-        event["state"] = str(item["state"]).lower()
-    source = (item.get("source") or {}).get("issue")
+        event["state"] = str(item["state"]).lower()[:40]
+    source = item.get("source")
+    source = source.get("issue") if isinstance(source, dict) else None
     if name == "cross-referenced" and isinstance(source, dict):
         event["source"] = _cross_reference(source)
     return event

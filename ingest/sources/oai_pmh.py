@@ -8,14 +8,15 @@ passed back as received.
 
 from dataclasses import dataclass
 
-from ..records import BadRecord, Deletion, RecordError, day, rfc2822
+from ..records import UNFORESEEN, BadRecord, Deletion, RecordError, day, rfc2822, unforeseen
 from .papers import SOURCE, check_arxiv_id, paper_record, split_raw_authors, version_entry
-from .xml import MalformedXml, child_text, children_text, walk
+from .xml import child_text, children_text, read_xml_file, walk
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 RAW = "{http://arxiv.org/OAI/arXivRaw/}"
 AX = "{http://arxiv.org/OAI/arXiv/}"
 RECORD, TOKEN, ERROR = OAI + "record", OAI + "resumptionToken", OAI + "error"
+ROOT = OAI + "OAI-PMH"
 ID_PREFIX = "oai:arXiv.org:"
 
 
@@ -30,7 +31,7 @@ class OaiInfo:
 def read_response(stream, name, info=None):
     """Yield a record, Deletion or RecordError per `<record>`; raises MalformedXml."""
     info = info if info is not None else OaiInfo()
-    for elem in walk(stream, {RECORD, TOKEN, ERROR}):
+    for elem in walk(stream, {RECORD, TOKEN, ERROR}, root=(ROOT, "an OAI-PMH response")):
         if elem.tag == RECORD:
             info.records += 1
             yield _record(elem, f"{name} record {info.records}")
@@ -44,12 +45,7 @@ def read_response(stream, name, info=None):
 def read_file(path):
     """A saved OAI-PMH response; an OAI error other than noRecordsMatch is reported too."""
     info = OaiInfo()
-    with open(path, "rb") as stream:
-        try:
-            yield from read_response(stream, str(path), info)
-        except MalformedXml as exc:
-            yield RecordError(exc.location(str(path)), exc.reason)
-            return
+    yield from read_xml_file(path, lambda stream, name: read_response(stream, name, info))
     if info.error_code and info.error_code != "noRecordsMatch":
         yield RecordError(str(path), f"OAI-PMH error {info.error_code}: {info.error_message}")
 
@@ -60,13 +56,15 @@ def _record(elem, location):
         if header is None:
             raise BadRecord("record without a header")
         identifier = (child_text(header, OAI + "identifier") or "").strip()
-        location = f"{location} ({identifier})" if identifier else location
+        location = f"{location} ({identifier[:100]})" if identifier else location
         if header.get("status") == "deleted":
             return Deletion(SOURCE, _key(identifier), (child_text(header, OAI + "datestamp") or "").strip(),
                             location)
         return _metadata(elem.find(OAI + "metadata"), identifier, location)
     except BadRecord as exc:
         return RecordError(location, str(exc))
+    except UNFORESEEN as exc:
+        return RecordError(location, unforeseen(exc))
 
 
 def _key(identifier):

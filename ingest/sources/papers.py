@@ -7,7 +7,7 @@ snapshot, and re-importing it from another format changes only what differs.
 
 import re
 
-from ..records import BadRecord, DocumentRecord, one_line, text
+from ..records import MAX_TEXT_CHARS, BadRecord, DocumentRecord, one_line, text
 
 SOURCE = "arxiv"
 
@@ -45,6 +45,17 @@ def split_raw_authors(line):
     return [p.strip() for p in parts if p.strip()], _unique(a for a in affiliations if a)
 
 
+def _bounded(values, what):
+    """A list field is bounded like a text field, over all its entries: a collaboration
+    of thousands of authors fits, a raw author line of megabytes split at its commas
+    does not."""
+    size = sum(len(v) for v in values)
+    if size > MAX_TEXT_CHARS:
+        raise BadRecord(f"field {what!r} is {size:,} characters in {len(values):,} entries, "
+                        f"over the {MAX_TEXT_CHARS:,} limit")
+    return values
+
+
 def _unique(values):
     return list(dict.fromkeys(values))
 
@@ -59,9 +70,10 @@ def paper_record(*, key, title, abstract, authors, affiliations, categories, ver
     """Check the text fields and build the record; raises BadRecord."""
     metadata = {
         "abstract": text(abstract, "abstract") or "",
-        "authors": [text(a, "authors") for a in authors],
-        "affiliations": _unique(text(a, "affiliations") for a in affiliations),
-        "categories": categories,
+        "authors": _bounded([text(a, "authors") for a in authors], "authors"),
+        "affiliations": _bounded(_unique(text(a, "affiliations") for a in affiliations),
+                                 "affiliations"),
+        "categories": _bounded(categories, "categories"),
         "versions": versions,
         "doi": text(doi, "doi"),
         "journal_ref": text(journal_ref, "journal_ref"),

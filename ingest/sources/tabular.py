@@ -11,10 +11,14 @@ carry it:
 
 import codecs
 import csv
+import json
+from collections import Counter
 from dataclasses import dataclass, field
 
-from ..records import MAX_TEXT_CHARS, BadRecord, DocumentRecord, RecordError, any_date, one_line, text
-from .lines import MAX_LINE_BYTES, open_binary, read_records, skip_rest_of_line
+from ..records import (MAX_TEXT_CHARS, UNFORESEEN, BadRecord, DocumentRecord, RecordError, any_date,
+                       one_line, text, unforeseen)
+from .lines import (BROKEN_FILE, MAX_LINE_BYTES, broken_file_reason, not_utf8_reason, open_binary,
+                    read_records, skip_rest_of_line, wide_encoding)
 
 # csv's own default (131,072) would refuse fields the JSON path accepts.
 csv.field_size_limit(max(csv.field_size_limit(), MAX_TEXT_CHARS + 1))
@@ -42,6 +46,15 @@ class Mapping:
         unknown = set(spec) - set(cls.__dataclass_fields__)
         if unknown:
             raise ValueError(f"unknown mapping entries: {', '.join(sorted(unknown))}")
+        for name in ("key", "title", "url", "published", "updated"):
+            if spec.get(name) is not None and not _column_name(spec[name]):
+                raise ValueError(f"mapping {name!r} must be a column name, got {spec[name]!r:.60}")
+        for name in ("metadata", "split"):
+            value = spec.get(name, {})
+            if not isinstance(value, dict) or not all(
+                    isinstance(k, str) and _column_name(v) for k, v in value.items()):
+                raise ValueError(f"mapping {name!r} must be an object of names to "
+                                 f"{'columns' if name == 'metadata' else 'separators'}")
         mapping = cls(**spec)
         if mapping.kind not in KINDS:
             raise ValueError(f"mapping kind must be one of {KINDS}, not {mapping.kind!r}")
@@ -54,41 +67,129 @@ class Mapping:
         return [c for c in named + list(self.metadata.values()) if c]
 
 
+def _column_name(value):
+    return isinstance(value, str) and 0 < len(value) <= 200
+
+
+def check_csv_options(encoding, delimiter):
+    """Refuse options that cannot read a CSV; ValueError (or LookupError) says why."""
+    try:
+        name = codecs.lookup(encoding).name if isinstance(encoding, str) else None
+        ascii_lines = name and b"id,title\n".decode(name) == "id,title\n"
+    except LookupError:  # an unknown name, or a codec that is not a text encoding
+        name = ascii_lines = None
+    except UnicodeDecodeError:
+        ascii_lines = False
+    if not name:
+        raise UnknownEncoding(f"unknown encoding {encoding!r:.40}")
+    if not ascii_lines:
+        raise UnknownEncoding(f"the encoding {encoding!r:.40} cannot be read line by line (as "
+                              "UTF-16 and UTF-32 cannot): save the file as UTF-8")
+    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
+        raise ValueError(f"the delimiter must be one character other than a quote or a line "
+                         f"break, got {delimiter!r:.20}")
+
+
+class UnknownEncoding(ValueError, LookupError):
+    """An encoding the CSV reader cannot use: a ValueError for the request checks, a
+    LookupError like the one codecs raises for a name it does not know."""
+
+
 def read_csv_file(path, mapping, *, encoding="utf-8", delimiter=","):
-    codecs.lookup(encoding)  # an unknown encoding name is a mistake in the request: raise
+    check_csv_options(encoding, delimiter)
     with open_binary(path) as stream:
         yield from read_csv(stream, str(path), mapping, encoding=encoding, delimiter=delimiter)
 
 
 def read_csv(stream, name, mapping, *, encoding="utf-8", delimiter=",",
              max_line_bytes=MAX_LINE_BYTES):
+    """Yield a record or RecordError per row, each named by the line the row starts on.
+
+    A file that cannot be a table (empty, unreadable header, wide encoding) is
+    one RecordError at line 1 and nothing else is read; a mapping naming a column
+    the header lacks raises ValueError, as the request itself is wrong.
+    """
     lines = _BoundedLines(stream, encoding, max_line_bytes)
     reader = csv.reader(lines, delimiter=delimiter, strict=True)
-    header = next(reader, None)
-    if header is None:
+    try:
+        header = _header(reader, lines, name, mapping, encoding)
+    except BadRecord as exc:
+        yield RecordError(f"{name} line 1" if lines.number else name, str(exc))
         return
-    missing = [c for c in mapping.columns() if c not in header]
-    if missing:
-        raise ValueError(f"{name}: columns {', '.join(missing)} are not in the header")
+    rows = 0
     while True:
         first_line = lines.number + 1  # a quoted cell may span lines: name where the row starts
         try:
             row = next(reader)
         except StopIteration:
-            return
+            break
         except csv.Error as exc:
-            yield RecordError(f"{name} line {first_line}", f"malformed CSV: {exc}")
+            rows += 1
+            yield RecordError(f"{name} line {first_line}", _csv_error(exc))
             continue
-        while lines.too_long:
-            yield RecordError(f"{name} line {lines.too_long.pop(0)}",
-                              f"line longer than {max_line_bytes:,} bytes")
+        except BROKEN_FILE as exc:
+            yield RecordError(f"{name} line {lines.number + 1}", broken_file_reason(exc))
+            return
+        yield from _too_long(lines, name, max_line_bytes)
         location = f"{name} line {first_line}"
         if not any(cell.strip() for cell in row):
             continue
+        rows += 1
         try:
             yield _record(_csv_values(row, header, encoding), mapping, location)
         except BadRecord as exc:
             yield RecordError(location, str(exc))
+        except UNFORESEEN as exc:
+            yield RecordError(location, unforeseen(exc))
+    yield from _too_long(lines, name, max_line_bytes)
+    if not rows and not lines.too_long_seen:
+        yield RecordError(name, "the file has a header but no rows")
+
+
+def _header(reader, lines, name, mapping, encoding):
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise BadRecord(f"the header is not CSV: {_csv_error(exc)}") from None
+    except BROKEN_FILE as exc:
+        raise BadRecord(broken_file_reason(exc)) from None
+    if lines.wide:
+        raise BadRecord(not_utf8_reason(lines.wide))
+    if lines.too_long:
+        raise BadRecord(f"the header is longer than {lines.max_bytes:,} bytes")
+    if header is None or not any(cell.strip() for cell in header):
+        raise BadRecord("the file is empty" if header is None else "the header line is blank")
+    if any("\x00" in cell for cell in header):
+        raise BadRecord("the header holds NUL bytes: this is not a text file")
+    try:
+        _csv_values(header, header, encoding)
+    except BadRecord as exc:
+        raise BadRecord(f"the header has {exc}") from None
+    missing = [c for c in mapping.columns() if c not in header]
+    if missing:
+        raise ValueError(f"{name}: columns {', '.join(missing)} are not in the header")
+    counts = Counter(header)
+    twice = [c for c in mapping.columns() if counts[c] > 1]
+    if twice:
+        raise BadRecord(f"column {twice[0]!r} appears {counts[twice[0]]} times in the header: "
+                        "which one to read is ambiguous")
+    return header
+
+
+def _too_long(lines, name, max_line_bytes):
+    while lines.too_long:
+        yield RecordError(f"{name} line {lines.too_long.pop(0)}",
+                          f"line longer than {max_line_bytes:,} bytes")
+
+
+def _csv_error(exc):
+    message = str(exc)
+    if message.startswith("field larger than field limit"):
+        return f"a cell is longer than {MAX_TEXT_CHARS:,} characters"
+    if message.startswith("new-line character seen in unquoted field"):
+        return ("a line break (a lone carriage return) inside an unquoted cell: save the file "
+                "with LF or CRLF line endings")
+    return f"malformed CSV: {message}"
 
 
 class _BoundedLines:
@@ -101,21 +202,30 @@ class _BoundedLines:
 
     def __init__(self, stream, encoding, max_bytes):
         self.stream, self.encoding, self.max_bytes = stream, encoding, max_bytes
-        self.number, self.too_long = 0, []
+        self.number, self.too_long, self.wide, self.too_long_seen = 0, [], None, False
 
     def __iter__(self):
         return self
 
     def __next__(self):
+        if self.wide:
+            raise StopIteration
         line = self.stream.readline(self.max_bytes + 1)
         if not line:
             raise StopIteration
         self.number += 1
+        if self.number == 1:
+            self.wide = wide_encoding(line)
+            if self.wide:
+                raise StopIteration  # every line would be garbage: the header check says why
         if len(line) > self.max_bytes and not line.endswith(b"\n"):
             skip_rest_of_line(self.stream)
             self.too_long.append(self.number)
+            self.too_long_seen = True
             return "\n"
-        return line.decode(self.encoding, "surrogateescape")
+        decoded = line.decode(self.encoding, "surrogateescape")
+        # Spreadsheets write a byte-order mark first; it is not part of the first column's name.
+        return decoded.removeprefix("\ufeff") if self.number == 1 else decoded
 
 
 def _csv_values(row, header, encoding):
@@ -166,6 +276,13 @@ def _value(value, name, separator):
     if isinstance(value, str):
         text(value, name)
         return [part.strip() for part in value.split(separator) if part.strip()] if separator else value
-    if value is None or isinstance(value, (int, float, bool, list, dict)):
+    if isinstance(value, (list, dict)):
+        # Nested values are stored as they came, within the same bound as a text field.
+        size = len(json.dumps(value, ensure_ascii=False))
+        if size > MAX_TEXT_CHARS:
+            raise BadRecord(f"field {name!r} is {size:,} characters as JSON, over the "
+                            f"{MAX_TEXT_CHARS:,} limit")
+        return value
+    if value is None or isinstance(value, (int, float, bool)):
         return value
     raise BadRecord(f"field {name!r} has an unsupported type {type(value).__name__}")
