@@ -155,6 +155,10 @@ TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 
+# Files too big to upload (the arXiv snapshot) are placed here by an administrator; the
+# import API reads a named `path` only from inside this folder.
+IMPORT_DIR = Path(env_str("WORKBENCH_IMPORT_DIR") or VAR_DIR / "imports")
+
 STATIC_URL = "static/"
 STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT") or VAR_DIR / "static")
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)

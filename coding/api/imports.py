@@ -1,6 +1,9 @@
 """Imports into the pool over the API, and the screening flow."""
 
 import json
+from pathlib import Path
+
+from django.conf import settings
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -13,6 +16,7 @@ from workbench.api import JobSerializer
 
 from .. import pool
 from ..access import access_study
+from ..codebooks import unstorable_text
 from ..models import Role
 from ..views.imports import save_upload, start_import
 
@@ -36,14 +40,39 @@ class ImportStart(APIView):
         data = ImportRequest(data=request.data)
         data.is_valid(raise_exception=True)
         source, screening = (_as_object(data.validated_data[k]) for k in ("source", "screening"))
+        unstorable = {name: problem for name, value in (("source", source), ("screening", screening))
+                      if (problem := unstorable_text(value))}
+        if unstorable:  # both are kept on the job as JSON
+            raise ValidationError(unstorable)
+        try:
+            screening = pool.Screening.from_dict(screening)
+        except ValueError as error:
+            raise ValidationError({"screening": str(error)}) from error
         if data.validated_data.get("file"):
             source["path"] = str(save_upload(study, data.validated_data["file"]))
+        elif "path" in source:
+            source["path"] = in_import_folder(source["path"])
         try:
-            job = start_import(study, request.user, source, pool.Screening.from_dict(screening))
+            job = start_import(study, request.user, source, screening)
         except ValueError as error:
             raise ValidationError({"source": str(error)}) from error
         job.refresh_from_db()
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+def in_import_folder(path):
+    """A path named over the API, taken inside the server's import folder and refused if it
+    leads out of it: an owner may import what an administrator put there, not any file the
+    server can read."""
+    root = Path(settings.IMPORT_DIR).resolve()
+    if not isinstance(path, str) or not path.strip() or "\x00" in path:
+        raise ValidationError({"source": {"path": "give the name of a file in the import folder"}})
+    target = (root / path).resolve()
+    if not target.is_relative_to(root):
+        raise ValidationError({"source": {"path": (
+            f"{path!r} is outside the server's import folder; upload the file instead, or "
+            "ask an administrator to place it in WORKBENCH_IMPORT_DIR")}})
+    return str(target)
 
 
 def _as_object(value):

@@ -127,8 +127,9 @@ def test_owner_imports_an_uploaded_file_from_the_browser(alpha, people, client_f
     assert "not in the chosen categories" in page
 
 
-def test_api_import_and_screening_flow(alpha, people, client_for, snapshot_file,
-                                       django_capture_on_commit_callbacks):
+def test_api_import_and_screening_flow(alpha, people, client_for, snapshot_file, tmp_path,
+                                       settings, django_capture_on_commit_callbacks):
+    settings.IMPORT_DIR = tmp_path  # where snapshot_file writes; an administrator's folder
     olive = client_for(people["olive"])
     with django_capture_on_commit_callbacks(execute=True):
         started = olive.post(f"/api/studies/{alpha.slug}/imports/", {
@@ -159,3 +160,18 @@ def test_import_command_prints_the_screening_counts(alpha, snapshot_file, capsys
                  snapshot_file(), "--date-to", "2025-06-30")
     out = capsys.readouterr().out
     assert "excluded: outside the date range" in out and "added_to_pool" in out
+
+
+def test_the_api_reads_named_files_only_from_the_import_folder(alpha, people, client_for,
+                                                               snapshot_file, tmp_path, settings):
+    """An owner is not an administrator: a path may not reach any file the server can read."""
+    settings.IMPORT_DIR = tmp_path / "imports"
+    settings.IMPORT_DIR.mkdir()
+    outside = snapshot_file()  # a real file, next to the folder, not in it
+    olive = client_for(people["olive"])
+    for path in (outside, "../" + outside.rsplit("/", 1)[1], "/etc/hostname"):
+        refused = olive.post(f"/api/studies/{alpha.slug}/imports/",
+                             {"source": {"format": "arxiv_snapshot_file", "path": path}},
+                             content_type="application/json")
+        assert refused.status_code == 400
+        assert "outside the server's import folder" in refused.json()["source"]["path"]

@@ -986,15 +986,19 @@ def snapshot_source(**params):
                  "mapping": TABLE_MAPPING, "delimiter": "ab"}},
      "the delimiter must be one character"),
     ({"source": snapshot_source(batch_size=-1)}, "batch_size must be a whole number"),
-    ({"source": snapshot_source(path="/dev/zero")}, "is not a regular file"),
-    ({"source": snapshot_source(path=["/etc"])}, "needs an existing 'path'"),
+    ({"source": snapshot_source(path="arxiv")}, "is not a regular file"),
+    ({"source": snapshot_source(path="/dev/zero")}, "outside the server's import folder"),
+    ({"source": snapshot_source(path="../../conftest.py")}, "outside the server's import folder"),
+    ({"source": snapshot_source(path=["/etc"])}, "give the name of a file in the import folder"),
     ({"source": snapshot_source(), "screening": {"categories": 5}}, "categories must be a list"),
     ({"source": snapshot_source(), "screening": {"query": ["a"]}}, "query must be text"),
     ({"source": snapshot_source(), "screening": {"date_from": [2025, 1, 1]}},
      "date_from must be a date"),
     ({"source": snapshot_source(), "screening": "{"}, "expected a JSON object"),
 ])
-def test_a_hostile_import_request_is_a_400_that_says_why(alpha, people, client_for, body, message):
+def test_a_hostile_import_request_is_a_400_that_says_why(alpha, people, client_for, body, message,
+                                                         settings):
+    settings.IMPORT_DIR = FIXTURES  # the folder an administrator fills; paths are read in it
     olive = client_for(people["olive"])
     response = olive.post(f"/api/studies/{alpha.slug}/imports/", body,
                           content_type="application/json")
