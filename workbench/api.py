@@ -5,7 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import jobs
+from . import broker, jobs
 from .models import Job, JobEvent
 from .views import access_job, job_progress
 
@@ -20,15 +20,21 @@ class JobSerializer(serializers.ModelSerializer):
     percent = serializers.IntegerField(read_only=True)
     progress = serializers.SerializerMethodField()
     events = serializers.SerializerMethodField()
+    waiting_for_queue = serializers.SerializerMethodField()
 
     class Meta:
         model = Job
         fields = ["id", "kind", "params", "status", "done", "total", "percent", "message",
                   "error", "result", "created_at", "started_at", "finished_at", "progress",
-                  "events"]
+                  "waiting_for_queue", "events"]
 
     def get_progress(self, job) -> dict:
         return job_progress(job)
+
+    def get_waiting_for_queue(self, job) -> bool:
+        """True while the job waits because the task queue could not be reached; it starts
+        once the queue is back."""
+        return broker.waiting_for_queue(job)
 
     def get_events(self, job) -> list[dict]:
         return JobEventSerializer(job.events.order_by("id")[:500], many=True).data

@@ -1,11 +1,31 @@
-"""The Celery app. Configuration comes from Django settings (CELERY_* names)."""
+"""The Celery app. Configuration comes from Django settings (CELERY_* names).
+
+Each worker also runs the job sweep (`workbench.broker.start_sweeper`): jobs whose
+worker died, or whose id never reached the broker, are sent again (see
+`workbench.jobs`).
+"""
 
 import os
 
 from celery import Celery
+from celery.signals import worker_ready, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "workbench.settings")
 
 app = Celery("workbench")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_ready.connect
+def start_job_sweep(**kwargs):
+    from .broker import start_sweeper
+
+    start_sweeper()
+
+
+@worker_shutdown.connect
+def stop_job_sweep(**kwargs):
+    from .broker import stop_sweeper
+
+    stop_sweeper()

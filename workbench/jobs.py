@@ -3,13 +3,48 @@
 Apps register a handler per job kind with `@job_handler("kind")`. A handler takes
 the claimed Job and a `report(done, total=None, message="")` callable, returns a
 JSON-able result, and must be safe to run twice (a worker killed mid-job makes
-the broker deliver it again). `report` raises JobCancelled once someone asked to
-cancel the job, so a handler stops at its next progress report.
+the job run again from the start). `report` raises JobCancelled once someone asked
+to cancel the job, so a handler stops at its next progress report.
+
+The Job row, not the broker message, is the source of truth. The message only
+carries the id, so sending it twice is harmless: `claim` lets one run proceed.
+That is what makes the failures below recoverable:
+
+- A worker dies mid-job (SIGKILL, out of memory, a lost machine). Tasks are
+  acknowledged late, so Redis keeps the message as unacknowledged and gives it
+  back after the transport's `visibility_timeout` (one hour by default); with the
+  prefork pool a killed child's task is rejected and requeued at once, but then
+  the job's heartbeat is still fresh and the claim refuses it. Neither is what
+  brings the job back: `recover()` does. Every worker runs it when it starts and
+  every SWEEP_EVERY seconds after (`broker.start_sweeper`, wired in celery.py):
+  a running job whose heartbeat is older than STALE_AFTER is put back to queued
+  and its id sent again; after MAX_ATTEMPTS such deaths it is marked failed
+  instead, so a job that kills its worker cannot loop. A worker that was only
+  slow and comes back finds at its next report that the job was taken over
+  (JobTakenOver) and stops without touching the row.
+- The broker is unreachable when a job is enqueued. `broker.send` tries once,
+  briefly, and never fails the request: the job stays queued with no
+  `heartbeat_at` (for a queued job that field is when its id was last handed to
+  the broker), pages say that background work is delayed, and `recover()` sends
+  it once a worker can reach the broker again.
+- The broker loses a message it had (Redis restarted without persistence): a
+  queued job not claimed STALE_AFTER after it was sent is sent again.
+
+Tuning, from the environment (read here once):
+
+- WORKBENCH_JOB_STALE_SECONDS (default 300): a running job silent this long is
+  dead. Must exceed the longest gap between two reports of any handler (ingest
+  reports at least every minute while a source makes it wait).
+- WORKBENCH_JOB_SWEEP_SECONDS (default 30): how often each worker runs
+  `recover()`; 0 turns the worker's sweep off (run `manage.py recover_jobs`
+  from cron instead).
 """
 
 import logging
+import os
 from datetime import timedelta
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -18,15 +53,40 @@ from .models import Job, JobEvent
 
 logger = logging.getLogger(__name__)
 
-# A running job whose worker has not reported for this long is taken as dead
-# and may be claimed again by the redelivered task.
-STALE_AFTER = timedelta(minutes=5)
+
+def _env_seconds(name, default):
+    value = os.environ.get(name, "").strip()
+    try:
+        seconds = float(value) if value else default
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a number of seconds") from None
+    if seconds < 0:
+        raise ImproperlyConfigured(f"{name}={value!r} must not be negative")
+    return seconds
+
+
+# A running job whose worker has not reported for this long is taken as dead:
+# recover() queues it again, and a redelivered message may claim it.
+STALE_AFTER = timedelta(seconds=_env_seconds("WORKBENCH_JOB_STALE_SECONDS", 300))
+# How often each worker looks for jobs to recover (0: never; see broker.start_sweeper).
+SWEEP_EVERY = _env_seconds("WORKBENCH_JOB_SWEEP_SECONDS", 30)
+# A job whose id has not reached the broker this long after it was created is
+# sent by recover(); younger ones are probably being sent by their request now.
+UNSENT_GRACE = timedelta(seconds=5)
+# Runs of one job whose worker died; at this many the job is failed, not retried.
+MAX_ATTEMPTS = 3
+# Jobs recover() sends in one pass at most; the rest wait for the next pass.
+RECOVER_BATCH = 500
 
 _handlers = {}
 
 
 class JobCancelled(Exception):
     pass
+
+
+class JobTakenOver(Exception):
+    """This run was given up for dead and the job queued again; the new run owns the row."""
 
 
 def job_handler(kind):
@@ -45,13 +105,17 @@ def runs_in_process():
 
 
 def enqueue(kind, params=None, user=None):
-    """Create a job row and send its id to the worker once the transaction commits."""
+    """Create a job row and send its id to the worker once the transaction commits.
+
+    If the broker cannot be reached the job simply waits, queued (see the module
+    docstring); the caller's transaction and request are not affected.
+    """
     if kind not in _handlers:
         raise ValueError(f"unknown job kind {kind!r}")
     job = Job.objects.create(kind=kind, params=params or {}, created_by=user)
-    from .tasks import run_job
+    from . import broker
 
-    transaction.on_commit(lambda: run_job.delay(job.pk))
+    transaction.on_commit(lambda: broker.send(job.pk))
     return job
 
 
@@ -59,7 +123,7 @@ def claim(job_id):
     """Mark the job running if nobody else holds it; None when it is taken or finished."""
     now = timezone.now()
     claimable = Q(status=Job.Status.QUEUED) | Q(
-        status=Job.Status.RUNNING, heartbeat_at__lt=now - STALE_AFTER
+        status=Job.Status.RUNNING, heartbeat_at__lt=now - STALE_AFTER, attempts__lt=MAX_ATTEMPTS
     )
     taken = Job.objects.filter(claimable, pk=job_id).update(
         status=Job.Status.RUNNING, started_at=now, heartbeat_at=now,
@@ -75,34 +139,37 @@ def run(job_id):
         logger.info("job %s is not claimable (finished or held by a live worker)", job_id)
         return
 
+    # Every write of this run is conditional on the run still owning the row: a
+    # run given up for dead (recover()) must not overwrite its successor's.
+    mine = Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING, attempts=job.attempts)
+
     def report(done, total=None, message=""):
         fields = {"done": done, "heartbeat_at": timezone.now()}
         if total is not None:
             fields["total"] = total
         if message:
             fields["message"] = message[:500]
-        Job.objects.filter(pk=job.pk).update(**fields)
+        if not mine.update(**fields):
+            raise JobTakenOver
         if Job.objects.filter(pk=job.pk, cancel_requested=True).exists():
             raise JobCancelled
 
     try:
         result = _handlers[job.kind](job, report)
+    except JobTakenOver:
+        logger.warning("job %s was queued again while this run (attempt %s) was silent; "
+                       "stopping it", job.pk, job.attempts)
+        return
     except JobCancelled:
-        Job.objects.filter(pk=job.pk).update(
-            status=Job.Status.CANCELLED, finished_at=timezone.now(), message="Cancelled."
-        )
+        mine.update(status=Job.Status.CANCELLED, finished_at=timezone.now(), message="Cancelled.")
         return
     except Exception as exc:  # the job row is where a person reads the failure
         logger.exception("job %s failed", job.pk)
-        Job.objects.filter(pk=job.pk).update(
-            status=Job.Status.FAILED, error=f"{type(exc).__name__}: {exc}",
-            finished_at=timezone.now(),
-        )
+        mine.update(status=Job.Status.FAILED, error=f"{type(exc).__name__}: {exc}",
+                    finished_at=timezone.now())
         return
-    Job.objects.filter(pk=job.pk).update(
-        status=Job.Status.DONE, result=result or {}, finished_at=timezone.now(),
-        heartbeat_at=timezone.now(),
-    )
+    mine.update(status=Job.Status.DONE, result=result or {}, finished_at=timezone.now(),
+                heartbeat_at=timezone.now())
 
 
 def log(job, message, *, level=JobEvent.Level.INFO, location=""):
@@ -116,3 +183,60 @@ def cancel(job):
         status=Job.Status.CANCELLED, finished_at=timezone.now(), message="Cancelled."
     )
     Job.objects.filter(pk=job.pk).update(cancel_requested=True)
+
+
+def recover(now=None):
+    """Hand the broker again every job it may have lost; returns the ids sent.
+
+    Runs in every worker (at start, then every SWEEP_EVERY seconds) and from
+    `manage.py recover_jobs`; several at once are fine, as each job is taken by a
+    conditional update before it is sent. In order:
+
+    1. A running job silent for STALE_AFTER lost its worker. If someone asked to
+       cancel it, it is cancelled; after MAX_ATTEMPTS runs it is failed; otherwise
+       it is queued again (with a warning in its log).
+    2. A queued job is sent when its id never reached the broker (UNSENT_GRACE
+       after it was created) or reached it STALE_AFTER ago without being claimed
+       (the broker lost the message, or a backlog delays it: a duplicate is only
+       a message the claim refuses). If the broker cannot be reached the pass
+       stops and the job stays unsent for the next one.
+    """
+    from . import broker
+
+    now = now or timezone.now()
+    stale = now - STALE_AFTER
+    dead = Job.objects.filter(status=Job.Status.RUNNING, heartbeat_at__lt=stale)
+    dead.filter(cancel_requested=True).update(
+        status=Job.Status.CANCELLED, finished_at=now, message="Cancelled.")
+    for job in dead.filter(attempts__gte=MAX_ATTEMPTS):
+        if dead.filter(pk=job.pk, attempts__gte=MAX_ATTEMPTS).update(
+                status=Job.Status.FAILED, finished_at=now,
+                error=f"Its worker stopped during each of {job.attempts} runs (killed, out of "
+                      "memory or restarted); not tried again."):
+            log(job, "given up: the worker stopped during every run", level=JobEvent.Level.ERROR)
+    requeued = []
+    for job in dead.filter(attempts__lt=MAX_ATTEMPTS)[:RECOVER_BATCH]:
+        if dead.filter(pk=job.pk, attempts__lt=MAX_ATTEMPTS).update(
+                status=Job.Status.QUEUED, heartbeat_at=None,
+                message="Queued again: its worker stopped reporting."):
+            requeued.append(job.pk)
+            log(job, f"its worker stopped reporting after {job.done} done (run {job.attempts}); "
+                     "queued again", level=JobEvent.Level.WARNING)
+
+    due = Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=stale)
+    waiting = Job.objects.filter(due, status=Job.Status.QUEUED)
+    others = (waiting.exclude(pk__in=requeued)
+              .exclude(heartbeat_at__isnull=True, created_at__gte=now - UNSENT_GRACE)
+              .order_by("created_at", "pk").values_list("pk", flat=True)[:RECOVER_BATCH])
+    sent = []
+    for pk in requeued + list(others):
+        if not waiting.filter(pk=pk).update(heartbeat_at=now):
+            continue  # claimed, cancelled or taken by another sweep meanwhile
+        if not broker.publish(pk):
+            Job.objects.filter(pk=pk, status=Job.Status.QUEUED, heartbeat_at=now).update(
+                heartbeat_at=None)
+            break
+        sent.append(pk)
+    if sent:
+        logger.info("sent %s job(s) again: %s", len(sent), sent)
+    return sent

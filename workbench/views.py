@@ -6,7 +6,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
-from . import jobs
+from . import broker, jobs
 from .models import Job
 
 
@@ -34,6 +34,7 @@ def job_detail(request, pk):
     template = "jobs/_progress.html" if request.htmx else "jobs/job.html"
     return render(request, template, {
         "job": job, "progress": job_progress(job),
+        "waiting_for_queue": broker.waiting_for_queue(job),
         "events": job.events.order_by("id")[:500], "event_count": job.events.count(),
     })
 

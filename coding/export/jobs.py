@@ -1,5 +1,7 @@
 """Exports as jobs: the bundle is written under VAR_DIR/exports and linked from the job."""
 
+import os
+import shutil
 from pathlib import Path
 
 from django.conf import settings
@@ -27,13 +29,33 @@ def start_export(study, user, *, shapes, fmt, include_mapping=False):
     }, user=user)
 
 
+def work_dir(job):
+    """Where a run of the job writes: its own folder beside the bundle, so whatever a killed
+    run left (temporary tables, a partial zip) is found and removed by the next run."""
+    return EXPORT_DIR / job.params["study_slug"] / f".job-{job.pk}"
+
+
 @jobs.job_handler("export")
 def run_export(job, report):
-    """Writes to a temporary file renamed when complete, so a re-run after a crash is harmless."""
+    """Safe to run again after a worker died mid-export.
+
+    The bundle is built in the job's own work folder (cleared first, so a killed
+    run's leftovers go) and moved to its published name only once complete, by a
+    rename on the same file system: the download never sees a partial file, and
+    the download link is only offered once the job is done.
+    """
     study = Study.objects.get(pk=job.params["study"])
     path = export_path(job)
-    summary = build_bundle(study, path, shapes=job.params["shapes"], fmt=job.params["format"],
-                           include_mapping=job.params.get("include_mapping", False),
-                           report=report)
-    return {**summary, "filename": path.name,
+    work = work_dir(job)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    try:
+        summary = build_bundle(study, work / path.name, shapes=job.params["shapes"],
+                               fmt=job.params["format"],
+                               include_mapping=job.params.get("include_mapping", False),
+                               report=report)
+        os.replace(work / path.name, path)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {**summary, "path": str(path), "filename": path.name,
             "download": reverse("export-download", args=[study.slug, job.pk])}

@@ -1,0 +1,483 @@
+"""Faults: a worker killed mid-job, and a broker that cannot be reached.
+
+The worker tests start their own `celery worker` processes on a queue of their
+own (the session worker of conftest never sees their tasks), kill one with
+SIGKILL once its job has reported progress, start another, and check that the
+job finishes once, whole: no duplicate documents, a valid export bundle. The
+killed worker's message stays unacknowledged in Redis (it would come back after
+the transport's visibility timeout, an hour); what brings the job back at once
+is the job sweep every worker runs (`workbench.jobs.recover`), here with a
+heartbeat taken as stale after a few seconds instead of five minutes.
+
+The broker tests point the web side at a closed port: pages and submissions work,
+the work they schedule waits, queued, the pages say so, and once the broker is
+back the waiting jobs are sent and run.
+
+The killed-worker tests need PostgreSQL and Redis (DATABASE_URL and REDIS_URL);
+without them they are skipped. The broker-down test runs everywhere: without a
+real broker the "broker is back" half runs the sweep in-process.
+"""
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+import zipfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from django.db.models import Count
+from django.utils import timezone
+
+from coding import queue
+from coding.dataset import load
+from coding.export.bundle import build_bundle
+from coding.export.jobs import start_export, work_dir
+from coding.models import Assignment, Coding, Item
+from ingest.models import Document, Snapshot, content_sha256
+from tests import factories
+from tests.conftest import _test_database_url, wait_for_job
+from workbench import broker, jobs
+from workbench.celery import app
+from workbench.models import Job, JobEvent
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+REAL_BROKER = bool(os.environ.get("REDIS_URL")) and bool(os.environ.get("DATABASE_URL"))
+needs_real_worker = pytest.mark.skipif(
+    not REAL_BROKER, reason="needs a real Celery worker: set DATABASE_URL and REDIS_URL")
+
+# The workers started here take a job whose heartbeat is this old as dead (5 min in
+# production) and run the sweep this often (30 s in production).
+STALE_SECONDS = 6
+SWEEP_SECONDS = 0.5
+DELAYED = "Background work is delayed"
+
+
+# --- workers of our own -------------------------------------------------------
+
+class Workers:
+    """Starts `celery worker` processes on a queue no other worker consumes."""
+
+    def __init__(self, var_dir):
+        self.queue = f"faults-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.processes = []
+        self.env = dict(
+            os.environ, DATABASE_URL=_test_database_url(connection.settings_dict),
+            WORKBENCH_QUEUE=self.queue, WORKBENCH_VAR_DIR=str(var_dir),
+            WORKBENCH_JOB_STALE_SECONDS=str(STALE_SECONDS),
+            WORKBENCH_JOB_SWEEP_SECONDS=str(SWEEP_SECONDS),
+        )
+
+    def start(self):
+        hostname = f"{self.queue}-{len(self.processes) + 1}@localhost"
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "workbench", "worker", "--pool=solo",
+             "--concurrency=1", "--loglevel=WARNING", "-Q", self.queue, "--hostname", hostname,
+             "--without-mingle", "--without-gossip", "--without-heartbeat"],
+            env=self.env, cwd=BASE_DIR)
+        self.processes.append(process)
+        return process
+
+    def kill(self, process):
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=20)
+
+    def stop(self):
+        for process in self.processes:
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+        forget_queue(self.queue)
+
+
+def forget_queue(name):
+    """Remove what Redis still holds for the queue: the killed worker's unacknowledged
+    message, which would otherwise be restored to a queue nobody reads an hour later."""
+    import redis
+
+    client = redis.Redis.from_url(os.environ["REDIS_URL"])
+    client.delete(name, f"_kombu.binding.{name}", f"_kombu.binding_permanent.{name}")
+    for tag, raw in client.hscan_iter("unacked"):
+        if json.loads(raw)[2] == name:
+            client.hdel("unacked", tag)
+            client.zrem("unacked_index", tag)
+
+
+@pytest.fixture
+def workers(transactional_db, tmp_path):
+    """Workers on a queue of this test; the test process sends its jobs there too."""
+    if not REAL_BROKER:
+        yield None
+        return
+    pool = Workers(tmp_path / "var")
+    default_queue = app.conf.task_default_queue
+    app.conf.task_default_queue = pool.queue
+    try:
+        yield pool
+    finally:
+        app.conf.task_default_queue = default_queue
+        pool.stop()
+
+
+def wait_until(condition, what, process=None, attempts=1500, pause=0.02):
+    """Poll (bounded; not a timing assertion) until condition() is true."""
+    for _ in range(attempts):
+        if condition():
+            return
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"the worker exited with {process.returncode} before {what}")
+        time.sleep(pause)
+    raise AssertionError(f"gave up waiting for {what}")
+
+
+def progressed(job):
+    def check():
+        job.refresh_from_db()
+        assert not job.finished, f"job {job.pk} finished before it could be interrupted"
+        return job.status == Job.Status.RUNNING and job.done > 0
+    return check
+
+
+# --- a worker killed in the middle of an ingest -----------------------------------
+
+def snapshot_file(path, distinct, repeated):
+    """arXiv snapshot lines: `distinct` papers, then `repeated` of them again with a v2."""
+    v1 = {"version": "v1", "created": "Mon, 1 Sep 2025 10:00:00 GMT"}
+    v2 = {"version": "v2", "created": "Tue, 7 Oct 2025 09:30:00 GMT"}
+    with open(path, "w") as out:
+        for i in range(distinct + repeated):
+            n = i if i < distinct else i - distinct
+            out.write(json.dumps({
+                "id": f"2509.{n:05d}", "title": f"Invented paper {n}",
+                "abstract": f"An invented abstract, number {n}.", "categories": "cs.LG",
+                "authors_parsed": [["Example", "Ann", ""], ["Sample", "Bo", ""]],
+                "versions": [v1] if i < distinct else [v1, v2],
+            }) + "\n")
+    return path
+
+
+@needs_real_worker
+@pytest.mark.worker
+def test_an_ingest_interrupted_by_a_killed_worker_completes_without_duplicates(workers,
+                                                                              tmp_path):
+    distinct, repeated = 20_000, 500
+    path = snapshot_file(tmp_path / "snapshot.jsonl", distinct, repeated)
+    first = workers.start()
+    job = jobs.enqueue("ingest", {"format": "arxiv_snapshot_file", "path": str(path),
+                                  "batch_size": 250})
+    wait_until(progressed(job), "the ingest reported progress", first)
+    workers.kill(first)
+    written = Document.objects.count()
+    assert 0 < written < distinct  # killed in the middle
+
+    second = workers.start()
+    wait_for_job(job)
+    assert second.poll() is None
+    assert job.status == Job.Status.DONE, job.error
+    assert job.attempts == 2
+    assert job.events.filter(level=JobEvent.Level.WARNING,
+                             message__contains="queued again").exists()
+    # Every record read again: what the killed run wrote is found unchanged, the rest added.
+    assert job.result["read"] == distinct + repeated and job.result["failed"] == 0
+    assert (job.result["unchanged"], job.result["added"], job.result["updated"]) == (
+        written, distinct - written, repeated)
+    assert Document.objects.count() == distinct
+    assert not (Document.objects.values("source", "key").annotate(n=Count("id"))
+                .filter(n__gt=1).exists())
+    twice = Document.objects.get(source="arxiv", key="2509.00007")
+    assert [v["version"] for v in twice.metadata["versions"]] == ["v1", "v2"]
+
+
+# --- a worker killed in the middle of an export -----------------------------------
+
+def coded_study(people, items):
+    """A study of `items` papers, each coded by cora and cyril, written in bulk."""
+    study = factories.study("Fault export study", owner=people["olive"])
+    for name, role in people["names"].items():
+        factories.member(study, people[name], role)
+    codebook = factories.codebook(study)
+    version = codebook.current_version()
+    documents = Document.objects.bulk_create([
+        Document(kind=Document.Kind.PAPER, source="fault", key=f"2510.{n:05d}",
+                 title=f"Invented paper {n} for the export", url="",
+                 published=datetime(2025, 1 + n % 12, 1 + n % 28, tzinfo=UTC),
+                 metadata={"abstract": f"Invented abstract {n}.", "authors": ["Ann Example"]})
+        for n in range(items)])
+    snapshots = Snapshot.objects.bulk_create([
+        Snapshot(document=d, number=1, content=content, sha256=content_sha256(content))
+        for d in documents for content in [d.content()]])
+    made = Item.objects.bulk_create([
+        Item(study=study, document=d, snapshot=s, codebook=codebook, taken=2,
+             **queue.new_item_fields(study, d))
+        for d, s in zip(documents, snapshots)])
+    now = timezone.now()
+    coders = [people["cora"], people["cyril"]]
+    assignments = Assignment.objects.bulk_create([
+        Assignment(item=item, coder=coder, status=Assignment.Status.SUBMITTED,
+                   opened_at=now, finished_at=now)
+        for item in made for coder in coders])
+    Coding.objects.bulk_create([
+        Coding(assignment=a, revision=1, codebook_version=version, seconds_spent=30 + n % 90,
+               values={"label": "analysis", "size_b": n % 70, "failures": ["none"],
+                       "code_released": "yes" if n % 3 else "no"}
+               if n % 4 else
+               {"label": "rl_method", "scope": "general", "size_b": "not_reported",
+                "failures": ["entropy_collapse"], "code_released": "no"})
+        for n, a in enumerate(assignments)])
+    return study
+
+
+def sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def check_bundle(path):
+    """Every member's checksum matches SHA256SUMS, and the tables load into pandas."""
+    with zipfile.ZipFile(path) as bundle:
+        sums = dict(reversed(line.split("  ", 1))
+                    for line in bundle.read("SHA256SUMS").decode().splitlines())
+        assert set(sums) == set(bundle.namelist()) - {"SHA256SUMS"}
+        for name, digest in sums.items():
+            assert sha256(bundle.read(name)) == digest, name
+    return load(path)
+
+
+@needs_real_worker
+@pytest.mark.worker
+def test_an_export_interrupted_by_a_killed_worker_completes_with_a_valid_bundle(
+        workers, people, tmp_path):
+    items = 4000
+    study = coded_study(people, items)
+    first = workers.start()
+    job = start_export(study, people["olive"], shapes=["items", "wide", "long", "decisions"],
+                       fmt="parquet")
+    wait_until(progressed(job), "the export reported progress", first)
+    assert job.done < job.total
+    workers.kill(first)
+
+    second = workers.start()
+    wait_for_job(job)
+    assert second.poll() is None
+    assert job.status == Job.Status.DONE, job.error
+    assert job.attempts == 2
+    path = Path(job.result["path"])
+    assert path.name == job.result["filename"] and sha256(path.read_bytes()) == job.result["sha256"]
+    # Nothing of the killed run is left beside the bundle: no work folder, no partial zip.
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+    assert not (path.parent / work_dir(job).name).exists()
+
+    tables = check_bundle(path)
+    questions = study.codebooks.get().current_version().questions.count()
+    assert len(tables["items"]) == items
+    assert len(tables["long"]) == 2 * items * questions
+    assert tables["items"]["item_id"].is_unique
+    # The same data gives the same bytes: the bundle equals one built here, in one go.
+    again = build_bundle(study, tmp_path / "again.zip", shapes=job.params["shapes"],
+                         fmt="parquet")
+    assert again["sha256"] == job.result["sha256"]
+
+
+# --- the broker cannot be reached -------------------------------------------------
+
+def closed_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def broker_down(monkeypatch):
+    """The web side's broker is a closed port; tasks are sent to it, not run in-process."""
+    original = {"broker_url": app.conf.broker_url, "eager": app.conf.task_always_eager}
+    app.conf.broker_url = f"redis://127.0.0.1:{closed_port()}/0"
+    app.conf.task_always_eager = False
+
+    def back():
+        app.conf.broker_url = original["broker_url"]
+        app.conf.task_always_eager = original["eager"]
+
+    try:
+        yield back
+    finally:
+        back()
+
+
+ANSWERS = {"q-label": "analysis", "q-size_b": "7", "q-failures": ["none"],
+           "q-code_released": "no"}
+
+
+@pytest.mark.worker
+def test_with_the_broker_down_coding_goes_on_and_nothing_submitted_is_lost(
+        transactional_db, alpha, people, client_for, settings, broker_down, workers,
+        monkeypatch, tmp_path):
+    settings.AGREEMENT_SNAPSHOT_EVERY = 1  # the first submission schedules an agreement job
+    monkeypatch.setattr("coding.export.jobs.EXPORT_DIR", tmp_path / "exports")
+    cora = client_for(people["cora"])
+
+    # The coding page and a plain form submission.
+    item_url = cora.get(f"/studies/{alpha.slug}/code/")["Location"]
+    assert cora.get(item_url).status_code == 200
+    assert DELAYED not in cora.get(item_url).content.decode()
+    response = cora.post(item_url, ANSWERS)
+    assert response.status_code == 302 and response["Location"].endswith("/code/")
+    assert Coding.objects.count() == 1
+    agreement = Job.objects.get(kind="agreement")
+    assert agreement.status == Job.Status.QUEUED and agreement.heartbeat_at is None
+
+    # The next item's page says the background work waits, and why.
+    next_page = cora.get(cora.get(response["Location"])["Location"])
+    assert next_page.status_code == 200
+    assert DELAYED in next_page.content.decode()
+    assert "your work is saved" in next_page.content.decode().lower()
+
+    # The coder's API: take an item and submit.
+    api = f"/api/studies/{alpha.slug}"
+    taken = cora.post(f"{api}/next/").json()
+    submitted = cora.post(f"{api}/assignments/{taken['id']}/submit/", {"values": {
+        "label": "rl_method", "scope": "general", "size_b": 3, "failures": ["none"],
+        "code_released": "yes"}}, content_type="application/json")
+    assert submitted.status_code == 201
+    assert Coding.objects.count() == 2
+
+    # An export started by the owner waits too; its page and the API say so.
+    olive = client_for(people["olive"])
+    started = olive.post(f"{api}/exports/", {"shapes": ["long"], "format": "csv"},
+                         content_type="application/json")
+    assert started.status_code == 202
+    export = started.json()
+    assert (export["status"], export["waiting_for_queue"]) == ("queued", True)
+    job_page = olive.get(f"/jobs/{export['id']}/").content.decode()
+    assert DELAYED in job_page and "Not started yet: the task queue is unreachable" in job_page
+    assert olive.get(f"/api/jobs/{export['id']}/").json()["waiting_for_queue"] is True
+
+    waiting = Job.objects.order_by("pk")
+    assert [(j.kind, j.status) for j in waiting] == [("agreement", "queued"), ("export", "queued")]
+    assert broker.work_is_delayed()
+
+    # The broker is back: the sweep sends what waited, and it runs.
+    broker_down()
+    if workers is not None:
+        workers.start()
+    else:  # tasks run in-process here: the sweep runs them as it sends them
+        monkeypatch.setattr(jobs, "UNSENT_GRACE", timedelta(0))
+        assert jobs.recover() == [j.pk for j in waiting]
+    for job in waiting:
+        wait_for_job(job)
+        assert job.status == Job.Status.DONE, job.error
+    assert Coding.objects.count() == 2
+    assert not broker.work_is_delayed()
+    assert DELAYED not in cora.get(f"/studies/{alpha.slug}/code/", follow=True).content.decode()
+
+
+def test_publishing_to_an_unreachable_broker_gives_up_at_once_and_leaves_the_job_queued(
+        transactional_db, broker_down):
+    job = jobs.enqueue("load_demo")  # no transaction: sent (or not) right away
+    job.refresh_from_db()
+    assert (job.status, job.heartbeat_at, job.attempts) == (Job.Status.QUEUED, None, 0)
+    assert broker.PUBLISH_TRANSPORT_OPTIONS["max_retries"] == 0
+    assert broker.waiting_for_queue(job)
+
+
+# --- the sweep, in-process --------------------------------------------------------
+
+@pytest.fixture
+def counting_job():
+    runs = []
+
+    @jobs.job_handler("counting")
+    def counting(job, report):
+        runs.append(job.attempts)
+        report(1, 1)
+        return {"runs": len(runs)}
+
+    return runs
+
+
+def dead_job(kind="counting", attempts=1, **fields):
+    stale = timezone.now() - jobs.STALE_AFTER - timedelta(seconds=1)
+    return Job.objects.create(kind=kind, status=Job.Status.RUNNING, heartbeat_at=stale,
+                              started_at=stale, attempts=attempts, done=5, **fields)
+
+
+def test_the_sweep_queues_a_job_whose_worker_died_and_sends_it_again(db, counting_job):
+    job = dead_job()
+    alive = Job.objects.create(kind="counting", status=Job.Status.RUNNING,
+                               heartbeat_at=timezone.now(), attempts=1)
+    assert jobs.recover() == [job.pk]  # tasks run in-process here: sending runs it
+    job.refresh_from_db()
+    assert (job.status, job.attempts, counting_job) == (Job.Status.DONE, 2, [2])
+    assert "queued again" in job.events.get().message
+    alive.refresh_from_db()
+    assert alive.status == Job.Status.RUNNING
+
+
+def test_the_sweep_can_be_run_from_the_command_line(db, counting_job, capsys):
+    from django.core.management import call_command
+
+    job = dead_job()
+    call_command("recover_jobs")
+    assert capsys.readouterr().out.strip() == f"Sent 1 job(s): {job.pk}."
+    assert counting_job == [2]
+
+
+def test_a_job_that_keeps_killing_its_worker_is_failed_not_retried(db, counting_job):
+    job = dead_job(attempts=jobs.MAX_ATTEMPTS)
+    assert jobs.recover() == []
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and "each of 3 runs" in job.error
+    assert jobs.claim(job.pk) is None and counting_job == []
+
+
+def test_a_dead_job_someone_cancelled_is_cancelled_by_the_sweep(db, counting_job):
+    job = dead_job(cancel_requested=True)
+    jobs.recover()
+    job.refresh_from_db()
+    assert job.status == Job.Status.CANCELLED and counting_job == []
+
+
+def test_a_run_given_up_for_dead_stops_without_touching_its_successor(db):
+    @jobs.job_handler("slow_then_back")
+    def slow_then_back(job, report):
+        # While this run was silent, the sweep queued the job again and a new run took it.
+        Job.objects.filter(pk=job.pk).update(attempts=job.attempts + 1, done=7)
+        report(99, 100)
+        return {"wrote": "should not"}
+
+    job = Job.objects.create(kind="slow_then_back")
+    jobs.run(job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.done, job.result) == (Job.Status.RUNNING, 7, {})
+
+
+def test_the_sweep_leaves_a_just_created_unsent_job_to_its_request(db, broker_down):
+    job = Job.objects.create(kind="counting")
+    assert jobs.recover() == []
+    job.refresh_from_db()
+    assert job.heartbeat_at is None
+
+
+def test_the_banner_shows_while_some_job_has_not_reached_the_queue(alpha, people, client_for,
+                                                                  broker_down):
+    olive = client_for(people["olive"])
+    page = f"/studies/{alpha.slug}/"
+    Job.objects.create(kind="load_demo", heartbeat_at=timezone.now())  # reached the broker
+    assert DELAYED not in olive.get(page).content.decode()
+    Job.objects.create(kind="load_demo")  # never did
+    assert DELAYED in olive.get(page).content.decode()
+
+
+def test_no_banner_where_tasks_run_in_process(alpha, people, client_for):
+    Job.objects.create(kind="load_demo", created_by=people["olive"])
+    page = client_for(people["olive"]).get(f"/studies/{alpha.slug}/").content.decode()
+    assert DELAYED not in page
