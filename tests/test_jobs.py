@@ -98,3 +98,18 @@ def test_cancelling_from_the_page_stops_a_queued_job(people, client_for):
     client_for(people["olive"]).post(f"/jobs/{job.pk}/cancel/")
     job.refresh_from_db()
     assert job.status == Job.Status.CANCELLED
+
+
+def test_the_jobs_list_shows_only_your_own_jobs_and_filters(people, client_for):
+    from workbench.models import Job
+
+    mine = Job.objects.create(kind="export", created_by=people["olive"],
+                              params={"study_slug": "alpha-study"}, status=Job.Status.DONE)
+    Job.objects.create(kind="ingest", created_by=people["olive"], status=Job.Status.FAILED)
+    theirs = Job.objects.create(kind="export", created_by=people["cora"])
+    olive = client_for(people["olive"])
+    page = olive.get("/jobs/?kind=export").content.decode()
+    assert f"/jobs/{mine.pk}/" in page and f"/jobs/{theirs.pk}/" not in page
+    listed = olive.get("/api/jobs/", {"status": "failed"}).json()
+    assert [row["kind"] for row in listed["results"]] == ["ingest"]
+    assert olive.get("/api/jobs/").json()["count"] == 2

@@ -60,6 +60,8 @@ TABLE = {
     "account/tokens/<int:pk>/revoke/": {"POST": "LNNNNNY"},  # the owner's token
     "api/tokens/": {"GET": "LYYYYYY", "POST": "LYYYYYY"},
     "api/tokens/<int:pk>/": {"GET": "LNNNNNY", "DELETE": "LNNNNNY"},
+    "jobs/": {"GET": "LYYYYYY"},  # everyone's own jobs only (tests/test_jobs.py)
+    "api/jobs/": {"GET": "LYYYYYY"},
     "jobs/<int:pk>/": {"GET": "LNNNNNY"},  # the owner's export job
     "jobs/<int:pk>/cancel/": {"POST": "LNNNNNY"},
     "api/jobs/<int:pk>/": {"GET": "LNNNNNY"},

@@ -1,13 +1,13 @@
 """Jobs over the API: status, progress, log and cancelling; the same rules as the job page."""
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
+from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from . import broker, jobs
 from .models import Job, JobEvent
-from .views import access_job, job_progress
+from .views import access_job, job_progress, your_jobs
 
 
 class JobEventSerializer(serializers.ModelSerializer):
@@ -38,6 +38,23 @@ class JobSerializer(serializers.ModelSerializer):
 
     def get_events(self, job) -> list[dict]:
         return JobEventSerializer(job.events.order_by("id")[:500], many=True).data
+
+
+class JobSummarySerializer(JobSerializer):
+    class Meta(JobSerializer.Meta):
+        fields = [f for f in JobSerializer.Meta.fields if f not in ("events", "params")]
+
+
+class JobList(generics.ListAPIView):
+    """The jobs you started, newest first; filter by kind and status."""
+
+    serializer_class = JobSummarySerializer
+    queryset = Job.objects.none()
+    filterset_fields = ["kind", "status"]
+    ordering_fields = ["created_at", "finished_at"]
+
+    def get_queryset(self):
+        return your_jobs(self.request.user)
 
 
 class JobDetail(APIView):

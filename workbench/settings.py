@@ -214,6 +214,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "JobStatusEnum": "workbench.models.Job.Status",
+        "AssignmentStatusEnum": "coding.models.Assignment.Status",
+    },
 }
 
 # Celery: a real broker when REDIS_URL is set, otherwise tasks run in-process.

@@ -1,6 +1,7 @@
 """The job page: live progress of long work, its log, and cancelling it."""
 
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -25,6 +26,31 @@ def job_progress(job):
     remaining = (job.total - job.done) / rate if rate and job.total and not job.finished else None
     return {"elapsed": round(elapsed), "rate": rate and round(rate, 1),
             "remaining": remaining and round(remaining)}
+
+
+KINDS = {"ingest": "Ingest", "import_to_study": "Import into a study", "export": "Export",
+         "agreement": "Agreement report", "scan_framework": "History scan"}
+
+
+def your_jobs(user, kind="", status=""):
+    jobs_ = Job.objects.filter(created_by=user)
+    if kind:
+        jobs_ = jobs_.filter(kind=kind)
+    if status:
+        jobs_ = jobs_.filter(status=status)
+    return jobs_.order_by("-created_at", "-id")
+
+
+@login_required
+@require_safe
+def job_list(request):
+    """The jobs you started, newest first, to find an import or export again."""
+    kind, status = request.GET.get("kind", ""), request.GET.get("status", "")
+    page = Paginator(your_jobs(request.user, kind, status), 50).get_page(request.GET.get("page"))
+    return render(request, "jobs/list.html", {
+        "page": page, "kind": kind, "status": status, "kinds": KINDS,
+        "statuses": Job.Status.choices,
+    })
 
 
 @login_required
