@@ -1,6 +1,7 @@
 """Building, versioning and checking answers against codebooks."""
 
 import math
+import re
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -9,6 +10,30 @@ from django.utils import timezone
 from .models import Codebook, CodebookVersion, Option, Question
 
 YES_NO = ("yes", "no")
+
+# Characters no text column or JSON value can keep: NUL (PostgreSQL refuses it in text and
+# jsonb) and lone surrogates (not characters at all: they cannot be written as UTF-8).
+# Both arrive only as JSON escapes, "\u0000" or "\ud800".
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def unstorable_text(value):
+    """Why some text in a JSON-like value (keys included) cannot be stored, or None."""
+    pending = [value]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            found = UNSTORABLE.search(value)
+            if found:
+                char = found.group()
+                what = "a NUL character" if char == "\x00" else "a lone surrogate"
+                return f"text may not contain {what} (U+{ord(char):04X})"
+        elif isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list | tuple):
+            pending.extend(value)
+    return None
 
 
 @transaction.atomic
@@ -147,6 +172,9 @@ def check_answer(question, answer):
         return answer
     if not isinstance(answer, str):
         raise ValueError("expected text")
+    problem = unstorable_text(answer)
+    if problem:
+        raise ValueError(problem)
     return answer
 
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from . import queue
 from .blinding import coder_view, quote_source
-from .codebooks import check_values, prune_not_applicable
+from .codebooks import check_values, prune_not_applicable, unstorable_text
 from .models import Assignment, Coding
 
 # A session left open overnight is not eight hours of coding.
@@ -26,6 +26,7 @@ def record_coding(assignment, values, *, version=None, notes="", evidence=(),
     """
     version = version or assignment.item.codebook.current_version()
     cleaned = check_values(version, values, complete=True)
+    check_storable({"notes": notes, "evidence": evidence})
     # Lock this row only (of=self): a join to the item and study would lock the study
     # row too, and every submission in the study would wait on it.
     Assignment.objects.select_for_update(of=("self",)).get(pk=assignment.pk)
@@ -122,8 +123,20 @@ def find_quote(source, quote):
     return match.span() if match else None
 
 
+def check_storable(parts):
+    """ValidationError naming the part (of a dict) whose text the database could not keep."""
+    errors = {name: problem for name, value in parts.items()
+              if (problem := unstorable_text(value))}
+    if errors:
+        raise ValidationError(errors)
+
+
 def save_draft(assignment, draft):
-    """Keep the coder's unsent work; no validation, nothing counts until submitted."""
+    """Keep the coder's unsent work; nothing counts until submitted.
+
+    Nothing is checked but what the database could not keep (ValidationError).
+    """
+    check_storable(draft if isinstance(draft, dict) else {"draft": draft})
     Assignment.objects.filter(pk=assignment.pk).update(draft=draft, draft_saved_at=timezone.now())
     queue.extend_lease(assignment)
 

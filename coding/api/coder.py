@@ -101,7 +101,10 @@ class Draft(CoderView):
         assignment = self.assignment()
         work = WorkSerializer(data=request.data)
         work.is_valid(raise_exception=True)
-        save_draft(assignment, work.validated_data)
+        try:
+            save_draft(assignment, work.validated_data)
+        except DjangoValidationError as error:
+            raise as_api_error(error) from error
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -1,8 +1,52 @@
 """Query filters for the API's lists (django-filter): ?name=value, documented in the schema."""
 
+from datetime import UTC
+
 import django_filters as filters
+from django import forms
+from django_filters.fields import IsoDateTimeField
+from drf_spectacular.utils import extend_schema_field
 
 from ..models import Assignment, Codebook, Coding, Decision, Item, Membership, Study
+
+
+# Row ids are 64-bit (BigAutoField); a larger number cannot even be sent to the database.
+MAX_ID = 2**63 - 1
+
+
+@extend_schema_field({"type": "integer", "minimum": 1, "maximum": MAX_ID})
+class IdFilter(filters.NumberFilter):
+    """A row id: a whole number from 1 to MAX_ID, else a 400 naming the parameter.
+
+    NumberFilter takes any decimal (1e20, 2.5), which the query then cannot hold.
+    """
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, min_value=1, max_value=MAX_ID, **kwargs)
+
+
+class UtcDateTimeField(IsoDateTimeField):
+    """An ISO 8601 date and time, given to the query in UTC.
+
+    Python takes offsets up to ±23:59, PostgreSQL only to ±15:59; and near year 1 or
+    9999 the instant may not exist in UTC at all: a 400 naming the parameter, then.
+    """
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        if value is None:
+            return None
+        try:
+            return value.astimezone(UTC)
+        except OverflowError:
+            raise forms.ValidationError("That moment is outside the years 1 to 9999 in UTC.",
+                                        code="invalid") from None
+
+
+class UtcDateTimeFilter(filters.IsoDateTimeFilter):
+    field_class = UtcDateTimeField
 
 
 class StudyFilter(filters.FilterSet):
@@ -36,8 +80,8 @@ class ItemFilter(filters.FilterSet):
                                                                        ("thread", "thread")])
     source = filters.CharFilter(field_name="document__source", help_text="arxiv, github, …")
     document_key = filters.CharFilter(field_name="document__key")
-    codebook = filters.NumberFilter(field_name="codebook_id")
-    added_after = filters.IsoDateTimeFilter(field_name="added_at", lookup_expr="gte")
+    codebook = IdFilter(field_name="codebook_id")
+    added_after = UtcDateTimeFilter(field_name="added_at", lookup_expr="gte")
 
     class Meta:
         model = Item
@@ -47,7 +91,7 @@ class ItemFilter(filters.FilterSet):
 
 class AssignmentFilter(filters.FilterSet):
     coder = filters.CharFilter(field_name="coder__username", help_text="A coder's username.")
-    item = filters.NumberFilter(field_name="item_id")
+    item = IdFilter(field_name="item_id")
 
     class Meta:
         model = Assignment
@@ -56,9 +100,9 @@ class AssignmentFilter(filters.FilterSet):
 
 class CodingFilter(filters.FilterSet):
     coder = filters.CharFilter(field_name="assignment__coder__username")
-    item = filters.NumberFilter(field_name="assignment__item_id")
-    submitted_after = filters.IsoDateTimeFilter(field_name="submitted_at", lookup_expr="gte")
-    submitted_before = filters.IsoDateTimeFilter(field_name="submitted_at", lookup_expr="lt")
+    item = IdFilter(field_name="assignment__item_id")
+    submitted_after = UtcDateTimeFilter(field_name="submitted_at", lookup_expr="gte")
+    submitted_before = UtcDateTimeFilter(field_name="submitted_at", lookup_expr="lt")
 
     class Meta:
         model = Coding
@@ -66,7 +110,7 @@ class CodingFilter(filters.FilterSet):
 
 
 class DecisionFilter(filters.FilterSet):
-    item = filters.NumberFilter(field_name="item_id")
+    item = IdFilter(field_name="item_id")
     question = filters.CharFilter(field_name="question_key")
     decided_by = filters.CharFilter(field_name="decided_by__username")
 

@@ -68,7 +68,11 @@ def code_item(request, slug, pk):
 def save_draft_view(request, slug, pk):
     study = access_study(request.user, slug, roles={Role.CODER})
     assignment = access_assignment(request.user, study, pk)
-    save_draft(assignment, posted_work(assignment.item.codebook.current_version(), request.POST))
+    work = posted_work(assignment.item.codebook.current_version(), request.POST)
+    try:
+        save_draft(assignment, work)
+    except ValidationError as error:
+        return HttpResponse(f"Draft not saved: {'; '.join(error.messages)}", status=400)
     return HttpResponse(f"Draft saved {timezone.localtime():%H:%M:%S}")
 
 

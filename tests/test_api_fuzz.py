@@ -1,0 +1,431 @@
+"""Property-based fuzzing of the REST API against its own OpenAPI schema (Schemathesis).
+
+Schemathesis reads /api/schema/ from the app in-process (WSGI, in the test's thread, so
+over the test's own database connection) and makes one test per operation. Each test
+sends the operation's coverage cases (every boundary and invalid value the schema
+implies, one parameter at a time; a fixed set) and EXAMPLES_PER_OPERATION generated
+cases, valid and invalid. The check: no response is a server error (and, once the schema
+declares its error responses, that every status is a documented one: see CHECKS).
+
+The requests come from people of the alpha study (conftest) holding API tokens: each
+generated case is sent by the owner, a coder or the adjudicator (drawn with the case);
+each coverage case once, by the person the operation is for. They meet real data:
+codings that disagree, a decision, an open assignment, a finished export, a framework.
+Path parameters are mostly real (alpha's slug, ids of rows that exist, some of them
+another person's), sometimes another study's or whatever Schemathesis generated, so most
+requests get past the 404 to the view's real work.
+
+Jobs started through the API (exports, imports, history scans, agreement) run in-process
+when the request's work "commits"; the live import clients are replaced by ones that fail
+at once, so no request reaches, or waits for, the network.
+
+`pytest -s` prints how each operation answered (status: count) at the end.
+
+The fuzzer's findings, each fixed where it arose, are the regression tests at the end.
+"""
+
+import json
+import traceback
+from collections import Counter, defaultdict
+from types import SimpleNamespace
+
+import pytest
+import schemathesis
+from django.core.signals import got_request_exception, request_finished, request_started
+from django.db import DatabaseError, close_old_connections, transaction
+from django.urls import reverse
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from schemathesis.checks import not_a_server_error
+from schemathesis.core.failures import FailureGroup
+from schemathesis.core.parameters import ParameterLocation
+from schemathesis.generation.meta import TestPhase
+from schemathesis.specs.openapi.checks import status_code_conformance
+
+from coding import adjudication, queue
+from coding.export import jobs as export_jobs
+from coding.export.jobs import start_export
+from coding.models import Assignment, Decision, Framework
+from coding.views import imports as import_views
+from ingest import imports
+from ingest.clients.http import FetchError
+from tests.factories import code
+from workbench.models import ApiToken, Job
+from workbench.wsgi import application
+
+EXAMPLES_PER_OPERATION = 25
+ROLES = ("olive", "cora", "ada")  # owner, coder, adjudicator of alpha
+# Operations only a coder can use; the rest are the owner's (or anyone's).
+CODER_OPERATIONS = ("/next/", "/assignments/{id}/", "/feedback/")
+
+
+def operation_role(path):
+    """Who the operation is for: sends its coverage cases, and comes first in the draw."""
+    return "cora" if any(part in path for part in CODER_OPERATIONS) else "olive"
+
+
+# --- the data the requests meet ----------------------------------------------------------
+
+def _offline_client(**_):
+    raise FetchError("no network in the API fuzz test")
+
+
+@pytest.fixture
+def world(alpha, beta, people, django_capture_on_commit_callbacks, monkeypatch, tmp_path):
+    """Alpha with work in every state; the people's tokens; the ids paths draw from."""
+    for fmt in imports.CLIENTS:
+        monkeypatch.setitem(imports.CLIENTS, fmt, _offline_client)
+    # Exports and uploads go to this test's folder, not var/ (job ids repeat across tests).
+    monkeypatch.setattr(export_jobs, "EXPORT_DIR", tmp_path / "exports")
+    monkeypatch.setattr(import_views, "UPLOADS", tmp_path / "uploads")
+    cora, cyril, ada, olive = (people[n] for n in ("cora", "cyril", "ada", "olive"))
+    first, second, third = alpha.papers
+    code(first, cora, label="analysis")
+    code(first, cyril, label="rl_method", scope="general")  # a disagreement
+    code(second, cora)
+    code(second, cyril)
+    adjudication.decide(first, "label", "analysis", ada, "The abstract says so.")
+    held = queue.next_item(alpha, cora)  # an open assignment
+    framework = Framework.objects.create(study=alpha, name="ExampleFramework",
+                                         repository="example/framework")
+    with django_capture_on_commit_callbacks(execute=True):
+        export = start_export(alpha, olive, shapes=["long", "decisions"], fmt="csv")
+
+    headers, own_tokens, spare_tokens = {}, set(), []
+    for role in ROLES:
+        token, key = ApiToken.objects.create(people[role], name="fuzz")
+        headers[role] = {"Authorization": f"Token {key}"}
+        own_tokens.add(token.pk)
+        spare_tokens += [ApiToken.objects.create(people[role], name=f"spare {n}")[0].pk
+                         for n in range(2)]
+    spare_tokens.append(ApiToken.objects.create(people["otto"], name="otto's")[0].pk)
+
+    return SimpleNamespace(
+        headers=headers, own_tokens=own_tokens, real={
+            "slug": [alpha.slug] * 4 + [beta.slug],
+            "token": spare_tokens,
+            "job": [export.pk],
+            "item": [item.pk for item in (first, second, third)],
+            "framework": [framework.pk],
+            "assignment": [held.pk, *Assignment.objects.filter(item__study=alpha)
+                           .exclude(pk=held.pk).order_by("pk").values_list("pk", flat=True)],
+        })
+
+
+def real_values(path, name):
+    """Values of a path parameter that exist, the likeliest to get far first."""
+    if name == "slug":
+        kind = "slug"
+    elif path.startswith("/api/tokens/"):
+        kind = "token"
+    elif path.startswith("/api/jobs/") or name == "job_id":
+        kind = "job"
+    elif name == "item_id":
+        kind = "item"
+    elif name == "framework_id":
+        kind = "framework"
+    elif "/assignments/{id}/" in path:
+        kind = "assignment"
+    else:
+        raise AssertionError(f"no real values for {name} in {path}")
+    return current.world.real[kind]
+
+
+def not_a_live_token(path, value):
+    """The fuzzer may revoke tokens, but not one it is sending."""
+    if path.startswith("/api/tokens/") and str(value) in map(str, current.world.own_tokens):
+        return current.world.real["token"][0]
+    return value
+
+
+# --- the schema, read from the app ----------------------------------------------------------
+
+# Read once at collection (building the schema reads no rows). The hooks below run while
+# a test generates its cases, when `current.world` holds that test's rows. (Schemathesis'
+# schemathesis.pytest.from_fixture would load it inside each test instead, but that loader
+# still sets Node._nodeid, which pytest 9 no longer has.)
+schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
+current = SimpleNamespace(world=None)
+
+
+def declares_errors(schema):
+    """Whether every operation documents its refusals (403), not only its successes."""
+    return all("403" in operation.get("responses", {})
+               for methods in schema.raw_schema["paths"].values()
+               for method, operation in methods.items()
+               if method in ("get", "put", "post", "patch", "delete"))
+
+
+# Every answer is checked for a server error; once the schema declares the error
+# responses (400, 401, 403, 404), also that the status is a documented one.
+CHECKS = [not_a_server_error, *([status_code_conformance] if declares_errors(schema) else [])]
+
+
+@schema.hook
+def flatmap_path_parameters(context, path_parameters):
+    """Generated cases: a real value most of the time, else the generated one."""
+    if current.world is None or not isinstance(path_parameters, dict):
+        return st.just(path_parameters)
+    path = context.operation.path
+    return st.fixed_dictionaries({
+        name: st.sampled_from([*real_values(path, name), not_a_live_token(path, generated)])
+        for name, generated in path_parameters.items()
+    })
+
+
+# Bodies the schema cannot describe (answers depend on the study's codebook): generated
+# JSON bodies of these operations are sometimes replaced by, or merged with, a valid one,
+# so submissions, decisions and imports also get past validation.
+JSON = "application/json"
+ANSWERS = {"label": "rl_method", "scope": "general", "size_b": 7,
+           "failures": ["entropy_collapse"], "code_released": "yes", "note": "Invented."}
+VALID_BODIES = {
+    "POST /api/studies/{slug}/assignments/{id}/submit/": {"values": ANSWERS, "notes": "Sure."},
+    "PUT /api/studies/{slug}/assignments/{id}/draft/": {"values": ANSWERS},
+    "POST /api/studies/{slug}/items/{item_id}/review/": {
+        "question": "label", "value": "rl_method", "rationale": "Section 3 says so."},
+    "POST /api/studies/{slug}/imports/": {
+        "source": {"format": "arxiv_api", "search_query": "cat:cs.LG"},
+        "screening": {"categories": ["cs.LG"], "query": "policy"}},
+    "POST /api/studies/{slug}/reliability-sample/": {"share": 0.5, "seed": 7},
+    "PATCH /api/studies/{slug}/": {"overlap": 3, "discussion_step": True, "show_feedback": True},
+}
+
+
+@schema.hook
+def flatmap_case(context, case):
+    """Generated cases: sent by someone of alpha, half the time by the operation's own
+    person; for the operations above, two times in three with a valid JSON body (alone, or
+    over the generated one)."""
+    if current.world is None:
+        return st.just(case)
+    own = operation_role(context.operation.path)
+    roles = [own, *(role for role in ROLES if role != own)]
+    senders = st.sampled_from([own] * (len(roles) - 1) + roles)
+    valid = VALID_BODIES.get(context.operation.label)
+    bodies = [None]  # None: the generated body as it is
+    if valid:
+        generated = case.body if isinstance(case.body, dict) and case.media_type == JSON else {}
+        bodies += [valid, {**generated, **valid}]
+
+    def prepared(role, body):
+        case.headers = {**(case.headers or {}), **current.world.headers[role]}
+        if body is not None:
+            case.media_type, case.body = JSON, body
+        return case
+
+    return st.tuples(senders, st.sampled_from(bodies)).map(lambda drawn: prepared(*drawn))
+
+
+def is_generated(case):
+    return case.meta is not None and case.meta.phase.name == TestPhase.FUZZING
+
+
+def prepare_coverage_case(case):
+    """Coverage cases are made at collection, before the rows exist: those aimed at the
+    body or query get a real path (those aimed at the path keep theirs), and all are sent
+    by the operation's own person."""
+    path = case.operation.path
+    if case.path_parameters:
+        if case.meta.phase.data.parameter_location == ParameterLocation.PATH:
+            case.path_parameters = {name: not_a_live_token(path, value)
+                                    for name, value in case.path_parameters.items()}
+        else:
+            case.path_parameters = {name: real_values(path, name)[0]
+                                    for name in case.path_parameters}
+    case.headers = {**(case.headers or {}), **current.world.headers[operation_role(path)]}
+
+
+# --- the test -----------------------------------------------------------------------------------
+
+@pytest.fixture
+def fuzz(world):
+    """Give the hooks this test's rows; keep the test's connection open across requests
+    (a finished request closes it otherwise; Django's test client prevents that too)."""
+    current.world = world
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield world
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+        current.world = None
+
+
+@pytest.fixture
+def server_errors():
+    """Tracebacks of the exceptions the app answered with a 500, shown with a failure."""
+    seen = []
+
+    def record(sender, request=None, **kwargs):
+        seen.append(traceback.format_exc())
+
+    got_request_exception.connect(record, weak=False)
+    yield seen
+    got_request_exception.disconnect(record)
+
+
+STATUSES = defaultdict(Counter)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def print_statuses():
+    yield
+    for label, counts in sorted(STATUSES.items()):
+        print(f"{label}: {dict(sorted(counts.items()))}")
+
+
+@schema.parametrize()
+@settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, derandomize=True, database=None,
+          # The database fixtures are per test on purpose (each operation starts from the same
+          # rows); schema-driven bodies are large and slow to generate by nature.
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.data_too_large, HealthCheck.large_base_example,
+                                 HealthCheck.filter_too_much])
+def test_no_server_error(case, fuzz, server_errors, django_capture_on_commit_callbacks):
+    if not is_generated(case):
+        prepare_coverage_case(case)
+    seen = len(server_errors)
+    try:
+        # Jobs run when the request's work commits. A request that broke the database
+        # transaction (PostgreSQL) is rolled back alone, so the next case starts clean.
+        with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+            response = case.call()
+    except DatabaseError:
+        pass
+    STATUSES[case.operation.label][response.status_code] += 1
+    try:
+        case.validate_response(response, checks=CHECKS)
+    except FailureGroup as failure:
+        for error in server_errors[seen:]:
+            failure.add_note(error)
+        raise
+
+
+# --- what the fuzzer found, as plain requests ----------------------------------------------
+
+@pytest.fixture
+def api(alpha, people):
+    """A client speaking for a person with an API token: api("cora").get(...)."""
+    from django.test import Client
+
+    def client(name):
+        _, key = ApiToken.objects.create(people[name], name="regression")
+        return Client(HTTP_AUTHORIZATION=f"Token {key}")
+
+    return client
+
+
+def send(client, method, url, body):
+    return getattr(client, method)(url, json.dumps(body), content_type="application/json")
+
+
+def test_id_filters_take_whole_numbers_in_the_id_range(api, alpha):
+    """A huge or fractional ?item= reached the query as a Decimal (NumberFilter): SQLite
+    could not bind it (OverflowError, 500)."""
+    olive = api("olive")
+    for value in ("-1.291530621163313e+20", "99999999999999999999", "2.5", "0"):
+        answer = olive.get(f"/api/studies/{alpha.slug}/decisions/", {"item": value})
+        assert answer.status_code == 400, value
+        assert "item" in answer.json()
+    item = alpha.papers[0].pk
+    assert olive.get(f"/api/studies/{alpha.slug}/codings/", {"item": item}).status_code == 200
+    assert olive.get(f"/api/studies/{alpha.slug}/items/", {"codebook": 2**63}).status_code == 400
+
+
+def test_datetime_filters_reach_the_database_in_utc(api, alpha):
+    """PostgreSQL refused an offset beyond ±15:59 (DataError, 500); near year 1 or 9999 the
+    conversion to UTC overflowed on SQLite (OverflowError, 500)."""
+    olive = api("olive")
+    items = f"/api/studies/{alpha.slug}/items/"
+    assert olive.get(items, {"added_after": "0274-04-14T00:54:48+18:40"}).json()["count"] == 3
+    for value in ("0001-01-01T00:00:00+18:00", "9999-12-31T23:59:00-18:00"):
+        answer = olive.get(items, {"added_after": value})
+        assert answer.status_code == 400, value
+        assert answer.json() == {
+            "added_after": ["That moment is outside the years 1 to 9999 in UTC."]}
+    codings = f"/api/studies/{alpha.slug}/codings/"
+    assert olive.get(codings, {"submitted_before": "9999-12-31T23:59:00-18:00"}).status_code == 400
+
+
+def test_a_draft_with_text_the_database_cannot_keep_is_refused(api, alpha, people, client_for):
+    """A NUL character (or a lone surrogate) in a draft reached the jsonb column: PostgreSQL
+    refused it (DataError, 500)."""
+    held = queue.next_item(alpha, people["cora"])
+    cora = api("cora")
+    draft = f"/api/studies/{alpha.slug}/assignments/{held.pk}/draft/"
+    for body, field, char in [({"values": {"note": "a\u0000b"}}, "values", "U+0000"),
+                              ({"values": {"no\u0000te": "ab"}}, "values", "U+0000"),
+                              ({"values": {"note": "a\ud800b"}}, "values", "U+D800"),
+                              ({"values": {}, "evidence": [{"quote": "\u0000"}]}, "evidence",
+                               "U+0000")]:
+        answer = send(cora, "put", draft, body)
+        assert answer.status_code == 400, body
+        assert char in answer.json()[field][0]
+    held.refresh_from_db()
+    assert held.draft is None
+    # The coding page's draft (htmx) goes through the same function.
+    page = client_for(people["cora"]).post(
+        reverse("code-draft", args=[alpha.slug, held.pk]), {"q-note": "a\x00b"})
+    assert page.status_code == 400
+    assert b"NUL" in page.content
+
+
+def test_text_answers_the_database_cannot_keep_are_refused(api, alpha, people):
+    """A NUL in a text answer passed check_values into a coding or a decision (500 on
+    PostgreSQL); a lone surrogate failed on both databases."""
+    held = queue.next_item(alpha, people["cora"])
+    answers = {"label": "analysis", "size_b": 7, "failures": ["none"], "code_released": "no"}
+    submitted = send(api("cora"), "post",
+                     f"/api/studies/{alpha.slug}/assignments/{held.pk}/submit/",
+                     {"values": {**answers, "note": "x\u0000"}})
+    assert submitted.status_code == 400
+    assert submitted.json() == {"note": ["text may not contain a NUL character (U+0000)"]}
+
+    review = f"/api/studies/{alpha.slug}/items/{alpha.papers[0].pk}/review/"
+    decided = send(api("ada"), "post", review,
+                   {"question": "note", "value": "x\udc00", "rationale": "A reason."})
+    assert decided.status_code == 400
+    assert decided.json() == {"note": ["text may not contain a lone surrogate (U+DC00)"]}
+    assert not Decision.objects.exists()
+
+
+def test_an_import_source_the_database_cannot_keep_is_refused(api, alpha):
+    """Source and screening are kept on the job as JSON: a NUL failed on PostgreSQL, a lone
+    surrogate on both databases. A bad screening rule is named as such."""
+    olive = api("olive")
+    url = f"/api/studies/{alpha.slug}/imports/"
+    search = {"format": "arxiv_api", "search_query": "cat:cs.LG"}
+    for body, field in [({"source": {**search, "search_query": "a\u0000"}}, "source"),
+                        ({"source": {**search, "search_query": "a\ud800"}}, "source"),
+                        ({"source": search, "screening": {"query": "a\u0000"}}, "screening")]:
+        answer = send(olive, "post", url, body)
+        assert answer.status_code == 400, body
+        assert list(answer.json()) == [field]
+    bad_rule = send(olive, "post", url, {"source": search,
+                                         "screening": {"query": "(", "regex": True}})
+    assert bad_rule.status_code == 400
+    assert list(bad_rule.json()) == ["screening"]
+    assert not Job.objects.exists()
+
+
+@pytest.mark.xfail(strict=True, raises=UnicodeEncodeError, reason=(
+    "needs a JSON parser refusing lone surrogates in REST_FRAMEWORK settings: every error "
+    "message that echoes one fails to render as UTF-8"))
+def test_a_lone_surrogate_in_json_is_a_bad_request(api, alpha):
+    answer = send(api("olive"), "post", f"/api/studies/{alpha.slug}/exports/",
+                  {"format": "\ud800"})
+    assert answer.status_code == 400
+
+
+
+@pytest.mark.xfail(strict=True, raises=OSError, reason=(
+    "needs ingest.imports._check_path to turn an OSError of Path.exists() (a name too long "
+    "for the file system) into its ValueError"))
+def test_an_import_path_too_long_for_the_file_system_is_a_bad_request(api, alpha):
+    answer = send(api("olive"), "post", f"/api/studies/{alpha.slug}/imports/",
+                  {"source": {"format": "csv_file", "path": "a" * 5000,
+                              "mapping": {"key": "id", "title": "title"}}})
+    assert answer.status_code == 400
+    assert list(answer.json()) == ["source"]
