@@ -36,13 +36,17 @@ run: demo
 
 # The whole suite. DATABASE_URL and REDIS_URL, when set, put it on PostgreSQL
 # with a real Celery worker on Redis; without them it runs on SQLite, tasks eager.
+# Tests keep their uploads and exports under var/test, away from the demo's.
 test: $(VENV)/.installed-dev
+	rm -rf var/test
 	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-tests-only-not-a-secret} \
+	WORKBENCH_VAR_DIR=$${WORKBENCH_VAR_DIR:-var/test} \
 	  $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Everything but the browser tests, for a quick loop.
 test-fast: $(VENV)/.installed-dev
 	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-tests-only-not-a-secret} \
+	WORKBENCH_VAR_DIR=$${WORKBENCH_VAR_DIR:-var/test} \
 	  $(BIN)/python -m pytest -m "not browser" $(PYTEST_ARGS)
 
 clean:

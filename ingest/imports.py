@@ -97,12 +97,15 @@ def check_params(params):
 
 def _check_path(fmt, path):
     found = Path(path) if isinstance(path, str) and path.strip() else None
-    if found is None or not found.exists():
-        raise ValueError(f"{fmt} needs an existing 'path', got {path!r:.200}")
-    # A directory of saved threads is read file by file; anything else must be a
-    # regular file (a device or a pipe would never end).
-    if not (found.is_file() or (fmt == "github_file" and found.is_dir())):
-        raise ValueError(f"{fmt} needs a file, and {path!r:.200} is not a regular file")
+    try:
+        if found is None or not found.exists():
+            raise ValueError(f"{fmt} needs an existing 'path', got {path!r:.200}")
+        # A directory of saved threads is read file by file; anything else must be a
+        # regular file (a device or a pipe would never end).
+        if not (found.is_file() or (fmt == "github_file" and found.is_dir())):
+            raise ValueError(f"{fmt} needs a file, and {path!r:.200} is not a regular file")
+    except OSError as error:  # a name too long for the file system, and the like
+        raise ValueError(f"{fmt} cannot use the path {path!r:.200}: {error.strerror}") from None
 
 
 def read_source(params, sleep=None):

@@ -17,7 +17,7 @@ from ..views.export import EXPORTERS, export_download
 
 class ExportRequest(serializers.Serializer):
     shapes = serializers.ListField(child=serializers.ChoiceField(choices=SHAPES),
-                                   default=list(SHAPES))
+                                   default=list(SHAPES), allow_empty=False)
     format = serializers.ChoiceField(choices=FORMATS, default="csv")
     include_mapping = serializers.BooleanField(default=False,
                                                help_text="Owners only: add coders.csv.")

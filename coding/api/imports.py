@@ -8,11 +8,12 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from workbench.api import JobSerializer
+from workbench.parsers import StrictJSONParser
 
 from .. import pool
 from ..access import access_study
@@ -31,7 +32,7 @@ class ImportRequest(serializers.Serializer):
 
 
 class ImportStart(APIView):
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    parser_classes = [StrictJSONParser, MultiPartParser, FormParser]
 
     @extend_schema(request=ImportRequest, responses={202: JobSerializer})
     def post(self, request, slug):
