@@ -124,6 +124,10 @@ def parse_arguments():
     parser.add_argument("--reference-every", type=int, default=4,
                         help="under load, each coder times the reference every this many "
                              "cycles (default 4)")
+    parser.add_argument("--think", type=float, default=0,
+                        help="under load, seconds a coder spends on an item between next and "
+                             "submit, drawn from 0.5 to 1.5 times this (default 0: flat out, "
+                             "a stress test; people take 20 s or more)")
     parser.add_argument("--no-worker", action="store_true",
                         help="no Celery worker: tasks in-process, as the served mode without "
                              "REDIS_URL (the agreement job is then never run)")
@@ -134,7 +138,8 @@ def parse_arguments():
               ("--items", args.items, 100, MAX_ITEMS), ("--hot", args.hot, 0, args.items),
               ("--workers", args.workers, 1, MAX_WORKERS),
               ("--alone", args.alone, 0, 1000),
-              ("--reference-every", args.reference_every, 1, 1000)]
+              ("--reference-every", args.reference_every, 1, 1000),
+              ("--think", args.think, 0, 600)]
     for name, value, low, high in bounds:
         if not low <= value <= high:
             parser.error(f"{name} must be between {low:,} and {high:,}, not {value:,}")
@@ -470,6 +475,7 @@ class Coder:
         self.client = httpx.AsyncClient(base_url=servers.base_url, timeout=httpx.Timeout(120),
                                         follow_redirects=False)
         self.failures_in_row = 0
+        self.think = 0.0  # set for the load phase
 
     async def request(self, phase, step, method, url, **kwargs):
         """One timed request; the response, or None when none came."""
@@ -513,6 +519,8 @@ class Coder:
                 return False
             return True
         assignment = response.json()
+        if self.think:
+            await asyncio.sleep(self.rng.uniform(0.5, 1.5) * self.think)
         values = self.answers.make(assignment["item"]["id"], self.rng)
         evidence = evidence_from(assignment["item"]["content"], self.rng)
         response = await self.request(
@@ -557,7 +565,10 @@ async def drive(args, servers, tally, answers, usernames):
         await asyncio.sleep(0.5)  # let gunicorn write the last access lines of this phase
         servers.load_log_offset = servers.access_log.stat().st_size
 
-        say(f"load: {len(coders)} coders flat out for {args.seconds:g} s …")
+        for coder in coders:
+            coder.think = args.think
+        pace = f"each spending about {args.think:g} s on an item" if args.think else "flat out"
+        say(f"load: {len(coders)} coders {pace} for {args.seconds:g} s …")
         cpu = time.process_time()
         start = time.perf_counter()
         deadline = start + args.seconds

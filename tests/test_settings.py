@@ -13,8 +13,11 @@ PROBE = ("import json, django; from django.conf import settings; django.setup();
          "print(json.dumps({'debug': settings.DEBUG, 'eager': settings.CELERY_TASK_ALWAYS_EAGER, "
          "'engine': settings.DATABASES['default']['ENGINE'], 'hosts': settings.ALLOWED_HOSTS, "
          "'secure': settings.SESSION_COOKIE_SECURE}))")
+# What the surroundings may set that a production process would not have (the browser
+# tests set DJANGO_ALLOW_ASYNC_UNSAFE for Playwright's event loop).
 SERVICE_VARS = ("DATABASE_URL", "REDIS_URL", "DJANGO_SECRET_KEY", "DJANGO_DEBUG",
-                "DJANGO_ALLOWED_HOSTS")
+                "DJANGO_ALLOWED_HOSTS", "DJANGO_ALLOW_ASYNC_UNSAFE", "DJANGO_HTTPS",
+                "DJANGO_SECURE_COOKIES")
 
 
 def settings_under(tmp_path, **env):
