@@ -717,7 +717,8 @@ def describe_setup(args, servers):
 def report(args, study, tally, elapsed, cpu, servers):
     """Print the figures and the checks; whether every check passed."""
     load_requests = sum(len(v) for (phase, _), v in tally.latency.items() if phase == "load")
-    say(f"\nUnder load: {args.coders} coders flat out, {args.seconds:g} s plus "
+    pace = f"each about {args.think:g} s on an item" if args.think else "flat out"
+    say(f"\nUnder load: {args.coders} coders {pace}, {args.seconds:g} s plus "
         f"{elapsed - args.seconds:.1f} s for the cycles in flight to finish")
     say(f"  throughput: {submissions_in(tally, 'load'):,} submissions in {elapsed:.1f} s = "
         f"{submissions_in(tally, 'load') / elapsed:,.1f} submissions/s; {load_requests:,} "
