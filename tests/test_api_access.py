@@ -1,5 +1,7 @@
 """Getting into the API and the site: tokens for scripts, sessions with CSRF, login throttling."""
 
+from datetime import timedelta
+
 import pytest
 from django.core.management import call_command
 from django.test import Client
@@ -52,11 +54,11 @@ def test_nobody_revokes_someone_elses_token(people, client_for):
     assert ApiToken.objects.filter(pk=mine.pk).exists()
 
 
-def test_tokens_over_the_api_show_their_key_once(people):
+def test_tokens_over_the_api_show_their_key_once(people, client_for):
     _, key = ApiToken.objects.create(people["olive"], name="bootstrap")
     api = token_client(key)
-    made = api.post("/api/tokens/", {"name": "second", "lifetime": "never"},
-                    content_type="application/json")
+    made = client_for(people["olive"]).post("/api/tokens/", {"name": "second", "lifetime": "never"},
+                                            content_type="application/json")
     assert made.status_code == 201
     body = made.json()
     assert body["key"].startswith("wbt_") and body["expiry"] is None
@@ -66,15 +68,38 @@ def test_tokens_over_the_api_show_their_key_once(people):
     assert token_client(body["key"]).get("/api/studies/").status_code == 401
 
 
-def test_a_token_needs_a_name(people):
-    _, key = ApiToken.objects.create(people["olive"], name="bootstrap")
-    refused = token_client(key).post("/api/tokens/", {"name": " "}, content_type="application/json")
+def test_a_token_needs_a_name(people, client_for):
+    refused = client_for(people["olive"]).post("/api/tokens/", {"name": " "},
+                                               content_type="application/json")
     assert refused.status_code == 400 and "name" in refused.json()
 
 
-def test_an_expired_token_is_refused(people):
-    from datetime import timedelta
+def test_a_token_cannot_make_tokens(people):
+    """Or a leaked seven-day token could make itself a key that never expires."""
+    _, key = ApiToken.objects.create(people["olive"], name="short", expiry=timedelta(days=7))
+    refused = token_client(key).post("/api/tokens/", {"name": "forever", "lifetime": "never"},
+                                     content_type="application/json")
+    assert refused.status_code == 403 and "session" in refused.json()["detail"]
+    assert ApiToken.objects.filter(user=people["olive"]).count() == 1
 
+
+def test_live_tokens_per_person_are_capped(people, client_for):
+    from workbench.tokens import MAX_TOKENS
+
+    for n in range(MAX_TOKENS):
+        ApiToken.objects.create(people["olive"], name=f"script {n}")
+    refused = client_for(people["olive"]).post("/account/tokens/", {"name": "one more",
+                                                                   "lifetime": "30"})
+    assert "revoke one you no longer use" in refused.content.decode()
+    assert ApiToken.objects.filter(user=people["olive"]).count() == MAX_TOKENS
+
+
+def test_a_token_header_that_is_not_text_is_refused_not_a_crash(db):
+    refused = Client(HTTP_AUTHORIZATION=b"Token \xff\xfe".decode("latin-1")).get("/api/studies/")
+    assert refused.status_code == 401
+
+
+def test_an_expired_token_is_refused(people):
     _, key = ApiToken.objects.create(people["olive"], expiry=timedelta(seconds=-1), name="old")
     assert token_client(key).get("/api/studies/").status_code == 401
 
@@ -151,3 +176,23 @@ def test_a_right_password_resets_the_count(people, settings):
     client.logout()
     for _ in range(settings.AXES_FAILURE_LIMIT - 1):
         assert login(client, "cora", "guess").status_code == 200
+
+
+def test_behind_a_proxy_the_lockout_follows_the_client_not_the_proxy(people, settings):
+    """Every request comes from the proxy's address; without WORKBENCH_PROXY_COUNT one
+    attacker could lock the owner out for everyone. With it, the address the proxy saw."""
+    settings.WORKBENCH_PROXY_COUNT = 1
+    people["cora"].set_password("right-horse-battery")
+    people["cora"].save()
+    attacker, cora = Client(), Client()
+
+    def via_proxy(client, client_address, password, claimed=""):
+        forwarded = f"{claimed}, {client_address}" if claimed else client_address
+        return client.post("/login/", {"username": "cora", "password": password},
+                           REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR=forwarded)
+
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        # Claiming to be cora's address in front does not move the blame.
+        via_proxy(attacker, "203.0.113.66", "guess", claimed="198.51.100.20")
+    assert via_proxy(attacker, "203.0.113.66", "right-horse-battery").status_code == 429
+    assert via_proxy(cora, "198.51.100.20", "right-horse-battery").status_code == 302

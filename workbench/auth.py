@@ -6,14 +6,39 @@ must not import DRF views itself.
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.utils import timezone
 from knox.auth import TokenAuthentication as KnoxTokenAuthentication
+from rest_framework.exceptions import AuthenticationFailed
 
 MARK_USED_EVERY = timedelta(minutes=1)
 
 
+def client_address(request):
+    """The address a request came from, for login throttling (django-axes).
+
+    Without a proxy, REMOTE_ADDR. Behind WORKBENCH_PROXY_COUNT trusted proxies, each of
+    which appends the address it received from to X-Forwarded-For, the entry the
+    outermost proxy appended: entries further left are whatever the client sent, and
+    trusting them would let anyone pose as any address (or as the victim's)."""
+    count = settings.WORKBENCH_PROXY_COUNT
+    if count:
+        forwarded = [part.strip() for part in
+                     request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if part.strip()]
+        if len(forwarded) >= count:
+            return forwarded[-count]
+    return request.META.get("REMOTE_ADDR")
+
+
 class TokenAuthentication(KnoxTokenAuthentication):
     """Knox's check, plus when a token was last used (written at most once a minute)."""
+
+    def authenticate_credentials(self, token):
+        try:
+            token.decode("utf-8")
+        except UnicodeDecodeError:  # knox would let this escape as a server error
+            raise AuthenticationFailed("Invalid token.") from None
+        return super().authenticate_credentials(token)
 
     def validate_user(self, auth_token):
         now = timezone.now()

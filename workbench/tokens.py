@@ -11,12 +11,14 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, mixins, serializers, status
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 
 from .models import ApiToken
 
 # Choices offered for how long a new token lives; None never expires.
 LIFETIMES = {"7": 7, "30": 30, "90": 90, "365": 365, "never": None}
+MAX_TOKENS = 50  # live ones per person; each request checks the tokens sharing its prefix
 
 
 def create_token(user, name, days=90):
@@ -24,6 +26,8 @@ def create_token(user, name, days=90):
     name = (name or "").strip()
     if not name:
         raise ValueError("Give the token a name, so you can tell it apart later.")
+    if live_tokens(user).count() >= MAX_TOKENS:
+        raise ValueError(f"You have {MAX_TOKENS} live tokens; revoke one you no longer use first.")
     return ApiToken.objects.create(user, expiry=timedelta(days=days) if days else None,
                                    name=name[:100])
 
@@ -45,9 +49,12 @@ def tokens_page(request):
     form = TokenForm(request.POST or None)
     new_key = None
     if request.method == "POST" and form.is_valid():
-        token, new_key = create_token(request.user, form.cleaned_data["name"],
-                                      LIFETIMES[form.cleaned_data["lifetime"]])
-        form = TokenForm()
+        try:
+            token, new_key = create_token(request.user, form.cleaned_data["name"],
+                                          LIFETIMES[form.cleaned_data["lifetime"]])
+            form = TokenForm()
+        except ValueError as error:
+            form.add_error(None, str(error))
     return render(request, "account/tokens.html", {
         "form": form, "new_key": new_key, "tokens": live_tokens(request.user),
     })
@@ -94,10 +101,18 @@ class ApiTokenList(generics.ListCreateAPIView):
 
     @extend_schema(request=ApiTokenSerializer, responses={201: NewApiTokenSerializer})
     def post(self, request):
+        """Only from a logged-in browser session: a token may not mint tokens, or a leaked
+        short-lived token could make itself a key that never expires."""
+        if request.auth is not None:
+            raise PermissionDenied("Tokens are made from a logged-in session (the API tokens "
+                                   "page, or this endpoint with your session), not with a token.")
         data = ApiTokenSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        token, key = create_token(request.user, data.validated_data["name"],
-                                  LIFETIMES[data.validated_data["lifetime"]])
+        try:
+            token, key = create_token(request.user, data.validated_data["name"],
+                                      LIFETIMES[data.validated_data["lifetime"]])
+        except ValueError as error:
+            raise ValidationError({"name": [str(error)]}) from None
         token.key = key
         return Response(NewApiTokenSerializer(token).data, status=status.HTTP_201_CREATED)
 

@@ -1,14 +1,13 @@
 """The method catalog, framework landings and history scans over the API (never for coders)."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from workbench.api import JobSerializer
-from workbench.paging import paged_response
 
 from .. import landings
 from ..access import access_study
@@ -23,26 +22,33 @@ def landing_payload(landing):
             "upper_bound": landing.upper_bound}
 
 
-class Catalog(APIView):
-    @extend_schema(parameters=[
-        OpenApiParameter("limit", int, description="Rows per page (default 50, at most 500)."),
-        OpenApiParameter("offset", int, description="Rows to skip."),
-    ], responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description=(
-        "{count, next, previous, results: [{method, source_arxiv_id, first_public, "
-        "frameworks, days_to_first_landing, landings[]}]}"))})
-    def get(self, request, slug):
-        """Each method: source, first public, landings per framework, days to first landing."""
-        study = access_study(request.user, slug, roles=SEES_INCLUSION)
-        return paged_response(self, landings.catalog(study), lambda row: {
-            "method": row["method"].name, "source_arxiv_id": row["method"].source_arxiv_id,
-            "first_public": row["method"].first_public, "frameworks": row["frameworks"],
-            "days_to_first_landing": row["days_to_first"],
-            "landings": [landing_payload(landing) for landing in row["landings"]],
-        })
+class CatalogRowSerializer(serializers.Serializer):
+    method = serializers.CharField(source="method.name")
+    source_arxiv_id = serializers.CharField(source="method.source_arxiv_id")
+    first_public = serializers.CharField(source="method.first_public", help_text="YYYY-MM-DD")
+    frameworks = serializers.ListField(child=serializers.CharField(),
+                                       help_text="Frameworks the method landed in.")
+    days_to_first_landing = serializers.IntegerField(source="days_to_first", allow_null=True)
+    landings = serializers.SerializerMethodField()
+
+    def get_landings(self, row) -> list[dict]:
+        return [landing_payload(landing) for landing in row["landings"]]
+
+
+class Catalog(generics.ListAPIView):
+    """Each method: source, first public, landings per framework, days to first landing."""
+
+    serializer_class = CatalogRowSerializer
+    filter_backends = []  # a computed list, paged like the others
+
+    def get_queryset(self):
+        return landings.catalog(access_study(self.request.user, self.kwargs["slug"],
+                                             roles=SEES_INCLUSION))
 
 
 class ScanRequest(serializers.Serializer):
-    repo = serializers.CharField(help_text="Path of a local clone on the server.")
+    repo = serializers.CharField(help_text="A clone in the server's import folder "
+                                           "(WORKBENCH_IMPORT_DIR), by its folder name.")
     branch = serializers.CharField(required=False, allow_blank=True, default="")
 
 
@@ -68,6 +74,9 @@ class FrameworkDetail(APIView):
         framework = get_object_or_404(study.frameworks, pk=framework_id)
         data = ScanRequest(data=request.data)
         data.is_valid(raise_exception=True)
-        job = start_scan(framework, request.user, **data.validated_data)
+        try:
+            job = start_scan(framework, request.user, **data.validated_data)
+        except ValueError as error:
+            raise ValidationError({"repo": [str(error)]}) from None
         job.refresh_from_db()
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)

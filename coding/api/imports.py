@@ -1,9 +1,11 @@
 """Imports into the pool over the API, and the screening flow."""
 
 import json
+import shutil
 from pathlib import Path
 
 from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -17,9 +19,9 @@ from workbench.parsers import StrictJSONParser
 
 from .. import pool
 from ..access import access_study
-from ..codebooks import unstorable_text
+from ..codings import check_storable
 from ..models import Role
-from ..views.imports import save_upload, start_import
+from ..views.imports import in_import_folder, save_upload, start_import
 
 
 class ImportRequest(serializers.Serializer):
@@ -39,46 +41,58 @@ class ImportStart(APIView):
         """Start an import into the pool (owners); poll the returned job."""
         study = access_study(request.user, slug, roles={Role.OWNER})
         data = ImportRequest(data=request.data)
-        data.is_valid(raise_exception=True)
-        source, screening = (_as_object(data.validated_data[k]) for k in ("source", "screening"))
-        unstorable = {name: problem for name, value in (("source", source), ("screening", screening))
-                      if (problem := unstorable_text(value))}
-        if unstorable:  # both are kept on the job as JSON
-            raise ValidationError(unstorable)
+        try:
+            data.is_valid(raise_exception=True)
+            source, screening = (_as_object(data.validated_data[k])
+                                 for k in ("source", "screening"))
+        except RecursionError:  # a form field's JSON nested past what json can read
+            raise ValidationError("source or screening is nested too deeply") from None
+        refuse_server_only(source)
+        try:
+            check_storable({"source": source, "screening": screening})  # kept on the job
+        except DjangoValidationError as error:
+            raise ValidationError(error.message_dict) from None
         try:
             screening = pool.Screening.from_dict(screening)
         except ValueError as error:
             raise ValidationError({"screening": str(error)}) from error
+        upload = None
         if data.validated_data.get("file"):
-            source["path"] = str(save_upload(study, data.validated_data["file"]))
+            upload = save_upload(study, data.validated_data["file"])
+            source["path"] = str(upload)
         elif "path" in source:
-            source["path"] = in_import_folder(source["path"])
+            try:
+                source["path"] = in_import_folder(source["path"])
+            except ValueError as error:
+                raise ValidationError({"source": {"path": str(error)}}) from None
         try:
             job = start_import(study, request.user, source, screening)
         except ValueError as error:
+            if upload:  # nothing will read it
+                shutil.rmtree(upload.parent, ignore_errors=True)
             raise ValidationError({"source": str(error)}) from error
         job.refresh_from_db()
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
 
-def in_import_folder(path):
-    """A path named over the API, taken inside the server's import folder and refused if it
-    leads out of it: an owner may import what an administrator put there, not any file the
-    server can read."""
-    root = Path(settings.IMPORT_DIR).resolve()
-    if not isinstance(path, str) or not path.strip() or "\x00" in path:
-        raise ValidationError({"source": {"path": "give the name of a file in the import folder"}})
-    target = (root / path).resolve()
-    if not target.is_relative_to(root):
-        raise ValidationError({"source": {"path": (
-            f"{path!r} is outside the server's import folder; upload the file instead, or "
-            "ask an administrator to place it in WORKBENCH_IMPORT_DIR")}})
-    return str(target)
+# Source settings that write on the server: the commands (run by whoever has the shell)
+# take them; over the API an owner, who is not an administrator, may not.
+SERVER_ONLY = ("save_to",)
+
+
+def refuse_server_only(source):
+    named = [key for key in SERVER_ONLY if key in source]
+    if named:
+        raise ValidationError({"source": {key: (
+            "writes a file on the server; use the ingest_github command, run by an "
+            "administrator") for key in named}})
 
 
 def _as_object(value):
     try:
         value = json.loads(value) if isinstance(value, str) else value
+    except RecursionError:
+        raise ValidationError("nested too deeply") from None
     except ValueError as error:  # a multipart field that is not JSON
         raise ValidationError(
             f"expected a JSON object, got text that is not JSON: {error}") from None

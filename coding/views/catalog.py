@@ -10,13 +10,16 @@ from workbench import jobs
 
 from .. import landings
 from ..access import access_study
+from .imports import in_import_folder
 from ..models import Role
 
 SEES_INCLUSION = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
 
 
 class ScanForm(forms.Form):
-    repo = forms.CharField(label="Path of a local clone on the server", max_length=500)
+    repo = forms.CharField(label="Clone in the server's import folder", max_length=500,
+                           help_text="A folder name under WORKBENCH_IMPORT_DIR, where an "
+                                     "administrator cloned the framework.")
     branch = forms.CharField(max_length=100, required=False,
                              help_text="Leave empty for the framework's main branch.")
 
@@ -41,8 +44,11 @@ def framework_page(request, slug, framework_id):
         raise PermissionDenied("Only the study's owners start history scans.")
     form = ScanForm(request.POST or None) if is_owner else None
     if request.method == "POST" and is_owner and form.is_valid():
-        job = start_scan(framework, request.user, **form.cleaned_data)
-        return redirect("job-detail", pk=job.pk)
+        try:
+            job = start_scan(framework, request.user, **form.cleaned_data)
+            return redirect("job-detail", pk=job.pk)
+        except ValueError as error:
+            form.add_error("repo", str(error))
     return render(request, "coding/framework.html", {
         "study": study, **landings.framework_report(framework), "form": form,
         "scan": getattr(framework, "scan", None),
@@ -50,6 +56,8 @@ def framework_page(request, slug, framework_id):
 
 
 def start_scan(framework, user, repo, branch=""):
+    """Queue a history scan of a clone in the import folder (ValueError if it is not)."""
+    repo = in_import_folder(repo)
     return jobs.enqueue("scan_framework", {
         "framework": framework.pk, "study_slug": framework.study.slug, "repo": repo,
         "branch": branch or framework.main_branch}, user=user)

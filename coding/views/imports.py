@@ -107,6 +107,25 @@ def upload_name(name):
     return (stem or "upload") + suffix
 
 
+def in_import_folder(path):
+    """A server path named from a page or the API, taken inside the import folder
+    (settings.IMPORT_DIR) and refused (ValueError) if it leads out of it: an owner may use
+    the files and clones an administrator put there, not any file the server can read.
+    The management commands, run by whoever has the shell, take any path."""
+    root = Path(settings.IMPORT_DIR).resolve()
+    if not isinstance(path, str) or not path.strip() or "\x00" in path:
+        raise ValueError("give the name of a file or folder in the import folder")
+    try:
+        target = (root / path).resolve()
+    except (OSError, RuntimeError) as error:  # a symlink loop, a name too long
+        raise ValueError(f"{path[:200]!r} cannot be used: {error}") from None
+    if not target.is_relative_to(root):
+        raise ValueError(f"{path[:200]!r} is outside the server's import folder; upload the "
+                         "file instead, or ask an administrator to place it in "
+                         "WORKBENCH_IMPORT_DIR")
+    return str(target)
+
+
 def save_upload(study, upload):
     folder = UPLOADS / study.slug / uuid.uuid4().hex
     folder.mkdir(parents=True)

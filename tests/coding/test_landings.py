@@ -170,14 +170,31 @@ def test_catalog_and_framework_pages_show_landings_but_not_to_coders(repo, catal
 
 
 def test_owner_starts_a_scan_from_the_framework_page(repo, catalog, alpha, people, client_for,
+                                                     settings, tmp_path,
                                                      django_capture_on_commit_callbacks):
+    settings.IMPORT_DIR = tmp_path  # where an administrator cloned the framework
     framework, clip, _ = catalog
     repo.commit("Clip", "2025-04-01", {"a.py": "clip_ratio_high = 1\n"})
     with django_capture_on_commit_callbacks(execute=True):
         response = client_for(people["olive"]).post(
-            f"/studies/{alpha.slug}/frameworks/{framework.pk}/", {"repo": str(repo.path)})
+            f"/studies/{alpha.slug}/frameworks/{framework.pk}/", {"repo": repo.path.name})
     assert response.status_code == 302 and "/jobs/" in response["Location"]
     assert Landing.objects.filter(method=clip).exists()
+
+
+def test_a_scan_from_the_web_reads_only_clones_in_the_import_folder(
+        repo, catalog, alpha, people, client_for, settings, tmp_path):
+    """An owner is not an administrator: git may not be pointed at any folder on the server."""
+    settings.IMPORT_DIR = tmp_path / "imports"
+    framework, _, _ = catalog
+    repo.commit("Clip", "2025-04-01", {"a.py": "clip_ratio_high = 1\n"})
+    olive = client_for(people["olive"])
+    page = olive.post(f"/studies/{alpha.slug}/frameworks/{framework.pk}/",
+                      {"repo": str(repo.path)})
+    assert page.status_code == 200 and "outside the server" in page.content.decode()
+    api = olive.post(f"/api/studies/{alpha.slug}/frameworks/{framework.pk}/",
+                     {"repo": "../framework"}, content_type="application/json")
+    assert api.status_code == 400 and "outside the server" in api.json()["repo"][0]
 
 
 def test_ingest_framework_command_reports_landings(repo, catalog, alpha, capsys):

@@ -175,3 +175,12 @@ def test_the_api_reads_named_files_only_from_the_import_folder(alpha, people, cl
                              content_type="application/json")
         assert refused.status_code == 400
         assert "outside the server's import folder" in refused.json()["source"]["path"]
+
+
+def test_the_api_does_not_let_an_owner_write_files_on_the_server(alpha, people, client_for):
+    refused = client_for(people["olive"]).post(
+        f"/api/studies/{alpha.slug}/imports/",
+        {"source": {"format": "github", "repository": "lab/repo", "save_to": "/tmp/anything"}},
+        content_type="application/json")
+    assert refused.status_code == 400
+    assert "administrator" in refused.json()["source"]["save_to"]

@@ -989,7 +989,7 @@ def snapshot_source(**params):
     ({"source": snapshot_source(path="arxiv")}, "is not a regular file"),
     ({"source": snapshot_source(path="/dev/zero")}, "outside the server's import folder"),
     ({"source": snapshot_source(path="../../conftest.py")}, "outside the server's import folder"),
-    ({"source": snapshot_source(path=["/etc"])}, "give the name of a file in the import folder"),
+    ({"source": snapshot_source(path=["/etc"])}, "give the name of a file or folder in the import folder"),
     ({"source": snapshot_source(), "screening": {"categories": 5}}, "categories must be a list"),
     ({"source": snapshot_source(), "screening": {"query": ["a"]}}, "query must be text"),
     ({"source": snapshot_source(), "screening": {"date_from": [2025, 1, 1]}},
