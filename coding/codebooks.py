@@ -7,6 +7,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from workbench.text import find_in_json
+
 from .models import Codebook, CodebookVersion, Option, Question
 
 YES_NO = ("yes", "no")
@@ -19,21 +21,12 @@ UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 def unstorable_text(value):
     """Why some text in a JSON-like value (keys included) cannot be stored, or None."""
-    pending = [value]
-    while pending:
-        value = pending.pop()
-        if isinstance(value, str):
-            found = UNSTORABLE.search(value)
-            if found:
-                char = found.group()
-                what = "a NUL character" if char == "\x00" else "a lone surrogate"
-                return f"text may not contain {what} (U+{ord(char):04X})"
-        elif isinstance(value, dict):
-            pending.extend(value.keys())
-            pending.extend(value.values())
-        elif isinstance(value, list | tuple):
-            pending.extend(value)
-    return None
+    found = find_in_json(value, UNSTORABLE)
+    if found is None:
+        return None
+    char = found[1].group()
+    what = "a NUL character" if char == "\x00" else "a lone surrogate"
+    return f"text may not contain {what} (U+{ord(char):04X})"
 
 
 @transaction.atomic

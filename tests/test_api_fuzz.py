@@ -429,3 +429,13 @@ def test_an_import_path_too_long_for_the_file_system_is_a_bad_request(api, alpha
 def test_an_export_of_no_tables_is_a_bad_request(api, alpha):
     answer = send(api("olive"), "post", f"/api/studies/{alpha.slug}/exports/", {"shapes": []})
     assert answer.status_code == 400 and list(answer.json()) == ["shapes"]
+
+
+def test_json_nested_past_what_the_parser_reads_is_a_bad_request(api, alpha):
+    body = "[" * 200_000 + "]" * 200_000
+    answer = api("olive").generic("PATCH", f"/api/studies/{alpha.slug}/", body,
+                                  content_type="application/json")
+    assert answer.status_code == 400 and "nested too deeply" in answer.json()["detail"]
+    multipart = api("olive").post(f"/api/studies/{alpha.slug}/imports/",
+                                  {"source": "[" * 200_000 + "]" * 200_000})
+    assert multipart.status_code == 400

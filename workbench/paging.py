@@ -1,5 +1,6 @@
 """One way to page every API list: ?limit=&offset=, with count, next and previous."""
 
+from rest_framework.filters import OrderingFilter
 from rest_framework.pagination import LimitOffsetPagination
 
 
@@ -8,9 +9,18 @@ class Paging(LimitOffsetPagination):
     max_limit = 500
 
 
-def paged_response(view, rows, serialize):
-    """Page a computed list (not a queryset) in an APIView the way generic lists are paged;
-    only the rows on the page are serialized."""
-    paginator = Paging()
-    page = paginator.paginate_queryset(rows, view.request, view=view)
-    return paginator.get_paginated_response([serialize(row) for row in page])
+class StableOrdering(OrderingFilter):
+    """?ordering=field, over the fields a view names in `ordering_fields` only (none if it
+    names none), always ending in the primary key: rows that tie would otherwise come
+    back in any order, and paging by offset would skip some and repeat others."""
+
+    def get_valid_fields(self, queryset, view, context=None):
+        if getattr(view, "ordering_fields", None) is None:
+            return []
+        return super().get_valid_fields(queryset, view, context or {})
+
+    def get_ordering(self, request, queryset, view):
+        ordering = super().get_ordering(request, queryset, view)
+        if ordering and not {"pk", "-pk", "id", "-id"} & set(ordering):
+            ordering = [*ordering, "pk"]
+        return ordering

@@ -8,6 +8,8 @@ import re
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
+from .text import find_in_json
+
 
 SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -16,29 +18,19 @@ def lone_surrogate_path(value):
     """Where in a parsed JSON value a lone surrogate (U+D800–U+DFFF) sits, or None.
 
     Python's json reads "\\ud800" into a str no database column or UTF-8 response can
-    hold; walked without recursion, so deep input cannot exhaust the stack.
-    """
-    pending = [((), value)]
-    while pending:
-        where, current = pending.pop()
-        if isinstance(current, str):
-            if SURROGATE.search(current):
-                return where
-        elif isinstance(current, dict):
-            for key, item in current.items():
-                if SURROGATE.search(key):
-                    return (*where, "<key>")
-                pending.append(((*where, key), item))
-        elif isinstance(current, list):
-            pending.extend(((*where, i), item) for i, item in enumerate(current))
-    return None
+    hold."""
+    found = find_in_json(value, SURROGATE)
+    return None if found is None else found[0]
 
 
 class StrictJSONParser(JSONParser):
     """DRF's JSON parser, refusing text with lone surrogates as a bad request."""
 
     def parse(self, stream, media_type=None, parser_context=None):
-        data = super().parse(stream, media_type, parser_context)
+        try:
+            data = super().parse(stream, media_type, parser_context)
+        except RecursionError:  # json's C decoder gives up on very deep nesting this way
+            raise ParseError("JSON parse error - nested too deeply") from None
         where = lone_surrogate_path(data)
         if where is not None:
             place = ".".join(str(part) for part in where) or "the body"

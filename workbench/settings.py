@@ -128,8 +128,8 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Login throttling (django-axes): after AXES_FAILURE_LIMIT wrong passwords for one
-# username from one address, that pair is refused for the cool-off time, on the
-# login page and the admin alike. A right password resets the count.
+# username from one client address, that pair is refused for the cool-off time, on
+# the login page and the admin alike. A right password resets the count.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -137,6 +137,10 @@ AUTHENTICATION_BACKENDS = [
 AXES_FAILURE_LIMIT = int(env_str("WORKBENCH_LOGIN_FAILURES", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=int(env_str("WORKBENCH_LOGIN_COOLOFF_MINUTES", "15")))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# Behind a reverse proxy every request comes from the proxy's address: say how many
+# trusted proxies append to X-Forwarded-For, and the client's own address is used.
+WORKBENCH_PROXY_COUNT = int(env_str("WORKBENCH_PROXY_COUNT", "0"))
+AXES_CLIENT_IP_CALLABLE = "workbench.auth.client_address"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
@@ -199,7 +203,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "workbench.paging.Paging",
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
-        "rest_framework.filters.OrderingFilter",
+        "workbench.paging.StableOrdering",
     ],
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -152,5 +152,11 @@ class Feedback(generics.ListAPIView):
     filter_backends = []
 
     def get_queryset(self):
-        study = access_study(self.request.user, self.kwargs["slug"], roles={Role.CODER})
-        return adjudication.feedback_for(study, self.request.user)
+        self.study = access_study(self.request.user, self.kwargs["slug"], roles={Role.CODER})
+        return adjudication.feedback_for(self.study, self.request.user)
+
+    def list(self, request, *args, **kwargs):
+        response = super().list(request, *args, **kwargs)
+        # Tells "the study shows no feedback" apart from "no differences".
+        response.data["enabled"] = self.study.show_feedback
+        return response

@@ -64,3 +64,27 @@ def test_disagreements_are_paged(alpha, people, client_for):
     api = client_for(people["ada"])
     page = api.get(f"/api/studies/{alpha.slug}/disagreements/?limit=2").json()
     assert page["count"] >= 3 and len(page["results"]) == 2 and page["next"]
+
+
+def test_ordering_by_a_field_with_ties_pages_without_overlap(alpha, people, client_for):
+    for n in range(3, 9):
+        factories.paper_item(alpha, alpha.paper_codebook, n)  # all priority 0: every row ties
+    api = client_for(people["olive"])
+    url = f"/api/studies/{alpha.slug}/items/"
+    seen = []
+    for offset in range(0, 9, 2):
+        page = api.get(url, {"ordering": "-priority", "limit": 2, "offset": offset}).json()
+        seen += [row["id"] for row in page["results"]]
+    assert len(seen) == len(set(seen)) == 9
+
+
+def test_ordering_only_by_the_fields_a_list_names(alpha, people, client_for):
+    api = client_for(people["olive"])
+    rows = api.get(f"/api/studies/{alpha.slug}/members/", {"ordering": "-role"}).json()["results"]
+    # members name no ordering fields: the request is served in the list's own order
+    assert [r["role"] for r in rows] == sorted(r["role"] for r in rows)
+
+
+def test_feedback_says_whether_the_study_shows_it(alpha, people, client_for):
+    body = client_for(people["cora"]).get(f"/api/studies/{alpha.slug}/feedback/").json()
+    assert body["enabled"] is alpha.show_feedback and body["results"] == []
