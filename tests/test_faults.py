@@ -32,6 +32,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
@@ -39,7 +40,7 @@ from django.utils import timezone
 from coding import queue
 from coding.dataset import load
 from coding.export.bundle import build_bundle
-from coding.export.jobs import start_export, work_dir
+from coding.export.jobs import export_path, start_export
 from coding.models import Assignment, Coding, Item
 from ingest.models import Document, Snapshot, content_sha256
 from tests import factories
@@ -271,11 +272,12 @@ def test_an_export_interrupted_by_a_killed_worker_completes_with_a_valid_bundle(
     assert second.poll() is None
     assert job.status == Job.Status.DONE, job.error
     assert job.attempts == 2
-    path = Path(job.result["path"])
+    # Where the workers (VAR_DIR under tmp_path/var) put it.
+    path = tmp_path / "var" / export_path(job).relative_to(settings.VAR_DIR)
     assert path.name == job.result["filename"] and sha256(path.read_bytes()) == job.result["sha256"]
     # Nothing of the killed run is left beside the bundle: no work folder, no partial zip.
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
-    assert not (path.parent / work_dir(job).name).exists()
+    assert not list(path.parent.glob(f".job-{job.pk}-*"))
 
     tables = check_bundle(path)
     questions = study.codebooks.get().current_version().questions.count()

@@ -113,3 +113,35 @@ def test_the_jobs_list_shows_only_your_own_jobs_and_filters(people, client_for):
     listed = olive.get("/api/jobs/", {"status": "failed"}).json()
     assert [row["kind"] for row in listed["results"]] == ["ingest"]
     assert olive.get("/api/jobs/").json()["count"] == 2
+
+
+def test_a_running_handler_keeps_its_job_alive_while_it_works(transactional_db, monkeypatch):
+    """Silence must mean the process died, not that a step (a bootstrap, zipping) is long:
+    a thread of the running process beats while the handler works."""
+    import time
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from workbench import jobs
+    from workbench.models import Job
+
+    monkeypatch.setattr(jobs, "BEAT_EVERY", 0.05)
+    old = timezone.now() - timedelta(hours=1)
+    job = Job.objects.create(kind="export", status=Job.Status.RUNNING, heartbeat_at=old,
+                             attempts=1)
+    heart = jobs.Heartbeat(Job.objects.filter(pk=job.pk, attempts=1))
+    heart.start()
+    for _ in range(100):
+        job.refresh_from_db()
+        if job.heartbeat_at > old:
+            break
+        time.sleep(0.02)
+    heart.stop()
+    assert job.heartbeat_at > old and not heart.is_alive()
+    # A run given up (another attempt owns the row now) stops beating at once.
+    Job.objects.filter(pk=job.pk).update(attempts=2)
+    heart = jobs.Heartbeat(Job.objects.filter(pk=job.pk, attempts=1))
+    heart.start()
+    heart.join(timeout=5)
+    assert not heart.is_alive()

@@ -42,6 +42,7 @@ Tuning, from the environment (read here once):
 
 import logging
 import os
+import threading
 from datetime import timedelta
 
 from django.core.exceptions import ImproperlyConfigured
@@ -66,8 +67,12 @@ def _env_seconds(name, default):
 
 
 # A running job whose worker has not reported for this long is taken as dead:
-# recover() queues it again, and a redelivered message may claim it.
+# recover() queues it again, and a redelivered message may claim it. While a handler
+# runs, a thread of its process beats every fifth of this, so a run that is only slow
+# (a long bootstrap, zipping a big export) is never taken for dead: silence means the
+# process is gone.
 STALE_AFTER = timedelta(seconds=_env_seconds("WORKBENCH_JOB_STALE_SECONDS", 300))
+BEAT_EVERY = STALE_AFTER.total_seconds() / 5
 # How often each worker looks for jobs to recover (0: never; see broker.start_sweeper).
 SWEEP_EVERY = _env_seconds("WORKBENCH_JOB_SWEEP_SECONDS", 30)
 # A job whose id has not reached the broker this long after it was created is
@@ -154,7 +159,10 @@ def run(job_id):
         if Job.objects.filter(pk=job.pk, cancel_requested=True).exists():
             raise JobCancelled
 
+    heart = None if runs_in_process() else Heartbeat(mine)
     try:
+        if heart:
+            heart.start()
         result = _handlers[job.kind](job, report)
     except JobTakenOver:
         logger.warning("job %s was queued again while this run (attempt %s) was silent; "
@@ -168,8 +176,34 @@ def run(job_id):
         mine.update(status=Job.Status.FAILED, error=f"{type(exc).__name__}: {exc}",
                     finished_at=timezone.now())
         return
+    finally:
+        if heart:
+            heart.stop()
     mine.update(status=Job.Status.DONE, result=result or {}, finished_at=timezone.now(),
                 heartbeat_at=timezone.now())
+
+
+class Heartbeat(threading.Thread):
+    """Keeps a running job's heartbeat fresh while its handler works, from the same
+    process: it stops when the process dies, which is what recover() looks for."""
+
+    def __init__(self, mine):
+        super().__init__(name="job-heartbeat", daemon=True)
+        self.mine, self._stopped = mine, threading.Event()
+
+    def run(self):
+        from django.db import connection
+
+        try:
+            while not self._stopped.wait(BEAT_EVERY):
+                if not self.mine.update(heartbeat_at=timezone.now()):
+                    return  # taken over or finished: the run finds out at its next report
+        finally:
+            connection.close()
+
+    def stop(self):
+        self._stopped.set()
+        self.join(timeout=BEAT_EVERY + 5)
 
 
 def log(job, message, *, level=JobEvent.Level.INFO, location=""):

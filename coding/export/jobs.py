@@ -30,9 +30,10 @@ def start_export(study, user, *, shapes, fmt, include_mapping=False):
 
 
 def work_dir(job):
-    """Where a run of the job writes: its own folder beside the bundle, so whatever a killed
-    run left (temporary tables, a partial zip) is found and removed by the next run."""
-    return EXPORT_DIR / job.params["study_slug"] / f".job-{job.pk}"
+    """Where a run of the job writes: a folder of its own beside the bundle, named by the
+    attempt, so two runs never share one, and whatever a killed run left (temporary
+    tables, a partial zip) is found and removed by the next."""
+    return EXPORT_DIR / job.params["study_slug"] / f".job-{job.pk}-{job.attempts}"
 
 
 @jobs.job_handler("export")
@@ -47,7 +48,8 @@ def run_export(job, report):
     study = Study.objects.get(pk=job.params["study"])
     path = export_path(job)
     work = work_dir(job)
-    shutil.rmtree(work, ignore_errors=True)
+    for earlier in work.parent.glob(f".job-{job.pk}-*"):
+        shutil.rmtree(earlier, ignore_errors=True)
     work.mkdir(parents=True)
     try:
         summary = build_bundle(study, work / path.name, shapes=job.params["shapes"],
@@ -57,5 +59,5 @@ def run_export(job, report):
         os.replace(work / path.name, path)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return {**summary, "path": str(path), "filename": path.name,
+    return {**summary, "filename": path.name,
             "download": reverse("export-download", args=[study.slug, job.pk])}
