@@ -64,10 +64,9 @@ def send(job_id):
             heartbeat_at=timezone.now())
 
 
-def unsent(queryset=None):
+def unsent():
     """Queued jobs whose id has not reached the broker (yet)."""
-    return (queryset if queryset is not None else Job.objects).filter(
-        status=Job.Status.QUEUED, heartbeat_at__isnull=True)
+    return Job.objects.filter(status=Job.Status.QUEUED, heartbeat_at__isnull=True)
 
 
 def work_is_delayed():

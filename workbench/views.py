@@ -29,7 +29,8 @@ def job_progress(job):
 
 
 KINDS = {"ingest": "Ingest", "import_to_study": "Import into a study", "export": "Export",
-         "agreement": "Agreement report", "scan_framework": "History scan"}
+         "agreement": "Agreement report", "scan_framework": "History scan",
+         "load_demo": "Demo study"}
 
 
 def your_jobs(user, kind="", status=""):
