@@ -102,15 +102,19 @@ def unforeseen(exc):
 
 # --- dates -------------------------------------------------------------------
 
-def rfc3339(value, what):
-    """'2025-07-30T08:41:27Z' (or with an offset) as an aware UTC datetime."""
+def _read_date(value, what, parse):
+    """`parse(value)` for a date string, or a BadRecord naming the field."""
     if not isinstance(value, str):
         raise BadRecord(f"{what} should be a date string, got {type(value).__name__}")
     try:
-        parsed = datetime.fromisoformat(value.strip())
+        return parse(value.strip())
     except ValueError:
         raise BadRecord(f"bad date in {what}: {value[:40]!r}") from None
-    return _utc(parsed, value, what)
+
+
+def rfc3339(value, what):
+    """'2025-07-30T08:41:27Z' (or with an offset) as an aware UTC datetime."""
+    return _utc(_read_date(value, what, datetime.fromisoformat), value, what)
 
 
 def _utc(parsed, value, what):
@@ -149,12 +153,7 @@ def rfc2822(value, what):
 
 def day(value, what):
     """'2025-07-30' as midnight UTC (OAI datestamps, the arXiv format's created)."""
-    if not isinstance(value, str):
-        raise BadRecord(f"{what} should be a date string, got {type(value).__name__}")
-    try:
-        parsed = date.fromisoformat(value.strip())
-    except ValueError:
-        raise BadRecord(f"bad date in {what}: {value[:40]!r}") from None
+    parsed = _read_date(value, what, date.fromisoformat)
     return datetime(parsed.year, parsed.month, parsed.day, tzinfo=UTC)
 
 
