@@ -11,9 +11,15 @@ the natural key.
 
 import time
 
-from workbench.jobs import job_handler, log
+from workbench.jobs import JobError, job_handler, log, user_facing
 
-from .imports import run_import
+from .imports import check_params, run_import
+from .load import StrictModeError
+
+# Strict mode stops at the first bad record with where it was and why ("papers.jsonl
+# line 17: field 'title' should be a string, got int"): written for the person who
+# started the import, so the job shows it as it is (workbench.jobs.public_error).
+user_facing(StrictModeError)
 
 # Past this many, bad records are counted but no longer logged one by one: a
 # wholly wrong file must not write millions of log lines.
@@ -26,6 +32,10 @@ REPORT_WHILE_WAITING = 60
 
 @job_handler("ingest")
 def run_ingest(job, report):
+    try:
+        check_params(job.params)
+    except ValueError as error:  # what is wrong with the params, in the import's own words
+        raise JobError(f"The import cannot start: {error}") from error
     last = {"read": 0, "message": ""}
     return run_import(job.params, progress=progress_reporter(report, last),
                       log_error=error_logger(job), log_warning=warning_logger(job),

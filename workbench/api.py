@@ -21,12 +21,17 @@ class JobSerializer(serializers.ModelSerializer):
     progress = serializers.SerializerMethodField()
     events = serializers.SerializerMethodField()
     waiting_for_queue = serializers.SerializerMethodField()
+    result = serializers.SerializerMethodField()
 
     class Meta:
         model = Job
         fields = ["id", "kind", "params", "status", "done", "total", "percent", "message",
                   "error", "result", "created_at", "started_at", "finished_at", "progress",
                   "waiting_for_queue", "events"]
+
+    def get_result(self, job) -> dict:
+        """What the job produced: counts, file names, download links; never a server path."""
+        return jobs.without_server_paths(job.result or {}, job.pk, quiet=True)
 
     def get_progress(self, job) -> dict:
         return job_progress(job)

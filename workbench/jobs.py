@@ -6,6 +6,13 @@ JSON-able result, and must be safe to run twice (a worker killed mid-job makes
 the job run again from the start). `report` raises JobCancelled once someone asked
 to cancel the job, so a handler stops at its next progress report.
 
+What a job shows (its page, `/api/jobs/<id>/`) never carries a server path or a
+data value: a result names files and URLs, not paths (`without_server_paths` is the
+net under that), and a failure is stored as the handler's own words only when it
+raised them for people (`JobError`, or a class registered with `user_facing`, such
+as an importer's located bad record); anything else is logged here with the job id
+and the job says only what kind of failure it was and where to look (`public_error`).
+
 The Job row, not the broker message, is the source of truth. The message only
 carries the id, so sending it twice is harmless: `claim` lets one run proceed.
 That is what makes the failures below recoverable:
@@ -42,9 +49,12 @@ Tuning, from the environment (read here once):
 
 import logging
 import os
+import tempfile
 import threading
 from datetime import timedelta
+from pathlib import Path
 
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import F, Q
@@ -84,6 +94,68 @@ MAX_ATTEMPTS = 3
 RECOVER_BATCH = 500
 
 _handlers = {}
+
+# How a job's kind is named to people (the job list, a failure's message).
+KIND_LABELS = {"ingest": "Ingest", "import_to_study": "Import into a study", "export": "Export",
+               "agreement": "Agreement report", "scan_framework": "History scan",
+               "load_demo": "Demo study"}
+
+
+class JobError(Exception):
+    """Raised by a handler on purpose, with a message written for the person who started
+    the job: stored and shown as it is. It must name no server path and no data value."""
+
+
+# Exceptions whose text the code itself writes for people and which the job shows as
+# "Name: text" (an importer's located bad record: file, line, field). Apps add theirs
+# with user_facing(). Any other exception may quote a server path or a data value (a
+# blinded field in a Parquet type error): it goes to the server log, and the job
+# shows only what kind of failure it was and where to look (public_error).
+_user_facing = ()
+
+
+def user_facing(*classes):
+    global _user_facing
+    _user_facing = tuple(dict.fromkeys((*_user_facing, *classes)))
+    return classes[0] if len(classes) == 1 else classes
+
+
+def public_error(job, exc):
+    """What the job row keeps of a failure, for its page and the API."""
+    if isinstance(exc, JobError):
+        return str(exc)
+    if _user_facing and isinstance(exc, _user_facing):
+        return f"{type(exc).__name__}: {exc}"
+    what = KIND_LABELS.get(job.kind, f"The {job.kind} job")
+    return (f"{what} failed ({type(exc).__name__}) — the details are in the server log "
+            f"under job {job.pk}.")
+
+
+def server_folders():
+    """Where the server keeps its files: a job result naming a path under these says
+    where things are on the server, which is nobody's business but the operator's."""
+    roots = {Path(settings.VAR_DIR), Path(settings.BASE_DIR), Path(tempfile.gettempdir())}
+    if getattr(settings, "IMPORT_DIR", None):
+        roots.add(Path(settings.IMPORT_DIR))
+    return [str(root.resolve()) for root in roots] + [str(root) for root in roots]
+
+
+def without_server_paths(value, job_id, roots=None, quiet=False):
+    """The result with every absolute path under a server folder replaced by its file
+    name (logged, with the job id, unless quiet): handlers return names and URLs, never
+    paths, and this is the net under that rule (and over rows written before it)."""
+    roots = server_folders() if roots is None else roots
+    if isinstance(value, dict):
+        return {k: without_server_paths(v, job_id, roots, quiet) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [without_server_paths(v, job_id, roots, quiet) for v in value]
+    if isinstance(value, str) and os.path.isabs(value) and any(
+            value == root or value.startswith(root.rstrip(os.sep) + os.sep) for root in roots):
+        if not quiet:
+            logger.warning("job %s: its result named the server path %s; kept only its name",
+                           job_id, value)
+        return Path(value).name
+    return value
 
 
 class JobCancelled(Exception):
@@ -172,15 +244,17 @@ def run(job_id):
         mine.update(status=Job.Status.CANCELLED, finished_at=timezone.now(), message="Cancelled.")
         return
     except Exception as exc:  # the job row is where a person reads the failure
-        logger.exception("job %s failed", job.pk)
-        mine.update(status=Job.Status.FAILED, error=f"{type(exc).__name__}: {exc}",
+        # The whole text, with its traceback, only in the server log: it may quote a
+        # server path or a data value the job's reader may not see.
+        logger.exception("job %s (%s) failed", job.pk, job.kind)
+        mine.update(status=Job.Status.FAILED, error=public_error(job, exc),
                     finished_at=timezone.now())
         return
     finally:
         if heart:
             heart.stop()
-    mine.update(status=Job.Status.DONE, result=result or {}, finished_at=timezone.now(),
-                heartbeat_at=timezone.now())
+    mine.update(status=Job.Status.DONE, result=without_server_paths(result or {}, job.pk),
+                finished_at=timezone.now(), heartbeat_at=timezone.now())
 
 
 class Heartbeat(threading.Thread):

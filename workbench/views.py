@@ -28,9 +28,7 @@ def job_progress(job):
             "remaining": remaining and round(remaining)}
 
 
-KINDS = {"ingest": "Ingest", "import_to_study": "Import into a study", "export": "Export",
-         "agreement": "Agreement report", "scan_framework": "History scan",
-         "load_demo": "Demo study"}
+KINDS = jobs.KIND_LABELS
 
 
 def your_jobs(user, kind="", status=""):
