@@ -1,15 +1,35 @@
-"""What a coder may receive of an item: the one projection used by pages, API and downloads.
+"""What each role may receive of an item: the one projection used by pages, API and exports.
 
 Blinded fields (design brief, rule 2) are removed here, on the server, before
-anything is rendered or serialised; nothing is hidden with CSS. A field name in
-Study.blinded_fields hides that key of every item's content; "thread.url" hides it
-from threads only. With Study.blind_authors, authors and affiliations go too.
+anything is rendered, serialised or written to an export; nothing is hidden with
+CSS. A field name in Study.blinded_fields hides that key of every item's content;
+"thread.url" hides it from threads only. With Study.blind_authors, authors and
+affiliations go too.
+
+Who receives blinded fields (`sees_blinded`), one rule for every page and shape:
+
+- owners: always (they set the study up; `export_dataset` works at this level);
+- anyone else who codes in the study: never, whatever other role they hold, since
+  rule 2 is about everything a coder receives;
+- adjudicators and viewers: only when the study's `adjudicators_see_blinded` is on
+  (the study has no setting of its own for viewers, so they follow adjudicators).
+
+The coding page and the coder API pass the coder role alone (`coder_view`): a
+person coding an item is blinded whatever else they are.
 """
 
+from .models import Role
+
 AUTHOR_FIELDS = ("authors", "authors_parsed", "affiliations")
+# The kinds of document an item can be; a name scoped as "thread.url" applies to one.
+KINDS = ("paper", "thread")
+# The level of an operator's command (export_dataset without --as-user).
+OWNER_LEVEL = frozenset({Role.OWNER})
+CODER_LEVEL = frozenset({Role.CODER})
 
 
 def hidden_fields(study, kind):
+    """The content keys the study blinds for an item of this kind (what a coder never gets)."""
     hidden = set(AUTHOR_FIELDS) if study.blind_authors else set()
     for name in study.blinded_fields:
         scope, _, field = name.rpartition(".")
@@ -18,10 +38,39 @@ def hidden_fields(study, kind):
     return hidden
 
 
-def coder_view(study, content):
-    """The snapshot content with the study's blinded fields removed."""
-    hidden = hidden_fields(study, content.get("kind"))
+def sees_blinded(study, roles):
+    """Whether a person holding these roles in the study may receive its blinded fields."""
+    roles = set(roles or ())
+    if Role.OWNER in roles:
+        return True
+    if Role.CODER in roles:
+        return False
+    return bool(roles & {Role.ADJUDICATOR, Role.VIEWER}) and study.adjudicators_see_blinded
+
+
+def hidden_fields_for(study, roles, kind):
+    """The content keys of an item of this kind that a person with these roles may not receive."""
+    return set() if sees_blinded(study, roles) else hidden_fields(study, kind)
+
+
+def view_for(study, roles, content):
+    """The snapshot content as a person with these roles may receive it."""
+    hidden = hidden_fields_for(study, roles, content.get("kind"))
     return {key: value for key, value in content.items() if key not in hidden}
+
+
+def coder_view(study, content):
+    """The snapshot content with the study's blinded fields removed: what a coder receives."""
+    return view_for(study, CODER_LEVEL, content)
+
+
+def withheld_names(study, roles):
+    """The blinded field names (as the study writes them, authors included) withheld from
+    these roles, sorted: what an export's README lists."""
+    if sees_blinded(study, roles):
+        return []
+    names = set(study.blinded_fields) | (set(AUTHOR_FIELDS) if study.blind_authors else set())
+    return sorted(names)
 
 
 def quote_source(content, field):

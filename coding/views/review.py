@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from .. import adjudication
 from ..access import access_study
-from ..blinding import coder_view
+from ..blinding import coder_view, view_for
 from ..codebooks import parse_form_answers
 from ..models import Role
 
@@ -116,9 +116,11 @@ def review_context(study, item, questions, errors, request):
             "history": list(item.decisions.filter(question_key=question.key)
                             .order_by("-revision").select_related("decided_by")),
         })
+    # The item as coders saw it, and apart from it whatever blinded fields this
+    # reviewer's roles may see (blinding.view_for, the projection every export uses too).
     content = coder_view(study, item.snapshot.content)
-    hidden = ({key: value for key, value in item.snapshot.content.items() if key not in content}
-              if study.adjudicators_see_blinded else {})
+    hidden = {key: value for key, value in view_for(study, study.my_roles, item.snapshot.content).items()
+              if key not in content}
     return {
         "study": study, "item": item, "content": content, "hidden": hidden, "coders": coders,
         "differing": any(row["differs"] for row in rows),
