@@ -90,3 +90,59 @@ def test_without_https_the_deploy_check_names_what_is_missing(tmp_path):
                              "WARNING"], cwd=ROOT, env=clean, capture_output=True, text=True)
     assert result.returncode != 0
     assert "SECURE_HSTS_SECONDS" in result.stderr + result.stdout
+
+
+KEY_PROBE = ("import django; from django.conf import settings; django.setup(); "
+             "print(settings.SECRET_KEY)")
+
+
+def embedded_secret_key(var_dir):
+    clean = {k: v for k, v in os.environ.items() if k not in SERVICE_VARS}
+    clean.update(WORKBENCH_VAR_DIR=str(var_dir), DJANGO_SETTINGS_MODULE="workbench.settings")
+    result = subprocess.run([sys.executable, "-c", KEY_PROBE], cwd=ROOT, env=clean,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_embedded_mode_makes_a_secret_key_of_its_own_and_keeps_it(tmp_path):
+    first, second = tmp_path / "one", tmp_path / "two"
+    key = embedded_secret_key(first)
+    assert len(key) >= 50
+    assert embedded_secret_key(first) == key  # the same install after a restart
+    assert embedded_secret_key(second) != key  # another install
+    path = first / "secret_key"
+    assert path.read_text().strip() == key
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in first.iterdir() if p.name.startswith(".secret_key")] == []
+
+
+def test_processes_starting_at_once_agree_on_one_key(tmp_path):
+    clean = {k: v for k, v in os.environ.items() if k not in SERVICE_VARS}
+    clean.update(WORKBENCH_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="workbench.settings")
+    starts = [subprocess.Popen([sys.executable, "-c", KEY_PROBE], cwd=ROOT, env=clean,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+              for _ in range(6)]
+    keys = set()
+    for start in starts:
+        out, err = start.communicate(timeout=120)
+        assert start.returncode == 0, err
+        keys.add(out.strip())
+    assert keys == {(tmp_path / "secret_key").read_text().strip()}
+
+
+def test_an_unusable_key_file_is_named(tmp_path):
+    (tmp_path / "secret_key").write_text("\n")
+    result = settings_under(tmp_path)
+    assert result.returncode != 0
+    assert "holds no usable secret key" in result.stderr
+
+
+def test_a_secret_key_from_the_environment_wins_and_no_file_is_made(tmp_path):
+    clean = {k: v for k, v in os.environ.items() if k not in SERVICE_VARS}
+    clean.update(WORKBENCH_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="workbench.settings",
+                 DJANGO_SECRET_KEY="from-the-environment-" + "x" * 40)
+    result = subprocess.run([sys.executable, "-c", KEY_PROBE], cwd=ROOT, env=clean,
+                            capture_output=True, text=True)
+    assert result.stdout.strip() == "from-the-environment-" + "x" * 40
+    assert not (tmp_path / "secret_key").exists()

@@ -3,12 +3,14 @@
 Two modes, decided here once:
 
 - embedded (the default, `make run`): SQLite under var/, Celery tasks executed
-  in-process, a development secret key allowed. No service needed.
+  in-process, and without DJANGO_SECRET_KEY a key of this install's own, made once
+  in var/secret_key. No service needed.
 - served: DATABASE_URL chooses PostgreSQL and REDIS_URL a real Celery broker;
   DJANGO_SECRET_KEY is then required.
 """
 
 import os
+import secrets
 from datetime import timedelta
 from pathlib import Path
 
@@ -46,13 +48,49 @@ EMBEDDED = not DATABASE_URL and not REDIS_URL
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 
+
+
+def install_secret_key(var_dir):
+    """This install's own secret key, kept in var_dir/secret_key (mode 0600).
+
+    Made on the first start, never a constant: a key everyone knows would let anyone
+    forge session cookies and password-reset links. The key is written in full to a
+    temporary file, then hard-linked to its name, which fails if the name exists; so
+    two processes starting at once agree on the one key that got there first, and no
+    process ever reads a half-written file.
+    """
+    var_dir = Path(var_dir)
+    path = var_dir / "secret_key"
+    if not path.exists():
+        var_dir.mkdir(parents=True, exist_ok=True)
+        temporary = var_dir / f".secret_key.{os.getpid()}.{secrets.token_hex(8)}"
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(descriptor, "w") as handle:
+                handle.write(secrets.token_urlsafe(50) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            try:
+                os.link(temporary, path)
+            except FileExistsError:
+                pass  # another process made it first: use theirs
+        finally:
+            temporary.unlink(missing_ok=True)
+    key = path.read_text().strip()
+    if len(key) < 32:
+        raise ImproperlyConfigured(
+            f"{path} holds no usable secret key: delete it to have a new one made"
+        )
+    return key
+
+
 SECRET_KEY = env_str("DJANGO_SECRET_KEY")
 if not SECRET_KEY:
     if not EMBEDDED:
         raise ImproperlyConfigured(
             "DJANGO_SECRET_KEY must be set when DATABASE_URL or REDIS_URL is set"
         )
-    SECRET_KEY = "embedded-mode-only-not-a-secret"
+    SECRET_KEY = install_secret_key(VAR_DIR)
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
