@@ -4,6 +4,12 @@ Reproducible (design brief, rule 6): the same data and options give the same
 bytes. Rows come in a fixed order, writers add nothing run-dependent, zip entries
 carry a fixed date, and the README states when the data was last changed rather
 than when it was exported (the job row keeps that).
+
+Blinding (rule 2): a bundle is written for one set of roles, the requester's
+(`roles`; an operator's command works at owner level). What those roles may not
+receive (coding.blinding.hidden_fields_for, the projection the pages use) is left
+out of every table and of the data dictionary, and the README says what and why.
+The same data and the same roles give the same bytes.
 """
 
 import csv
@@ -20,11 +26,13 @@ from pathlib import Path
 from django.db.models import Count, Max
 from django.utils.text import slugify
 
+from coding.blinding import CODER_LEVEL, KINDS, OWNER_LEVEL, withheld_names
 from coding.codings import independent_codings
 from coding.models import Coding, Decision, Item
 
 from . import rows
-from .fields import DECISION_FIELDS, ITEM_FIELDS, LONG_FIELDS, STATUS_NOTE, wide_fields
+from .fields import (DECISION_FIELDS, LONG_FIELDS, STATUS_NOTE, item_fields, wide_fields,
+                     withheld_item_columns)
 from .writers import WRITERS
 
 SHAPES = ("wide", "long", "decisions", "items")
@@ -42,10 +50,11 @@ def check_options(shapes, fmt):
         raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
 
 
-def tables(study, shape, names):
-    """(table name, fields, rows) for one shape; wide gives one table per codebook."""
+def tables(study, shape, names, withheld):
+    """(table name, fields, rows) for one shape; wide gives one table per codebook.
+    Only the items table holds item content, and so the only blinded fields."""
     if shape == "items":
-        return [("items", ITEM_FIELDS, rows.items(study))]
+        return [("items", item_fields(withheld), rows.items(study, withheld))]
     if shape == "long":
         return [("long", LONG_FIELDS, rows.long(study, names))]
     if shape == "decisions":
@@ -72,12 +81,16 @@ def estimate_rows(study, shapes):
     return sum(per_shape[s] for s in shapes)
 
 
-def build_bundle(study, out_path, *, shapes, fmt, include_mapping=False, report=None):
-    """Write the bundle to out_path (atomically: a temporary file renamed when complete)."""
+def build_bundle(study, out_path, *, shapes, fmt, include_mapping=False, report=None,
+                 roles=OWNER_LEVEL):
+    """Write the bundle to out_path (atomically: a temporary file renamed when complete),
+    as the holder of `roles` in the study may receive it. Pages, the API and the export
+    job pass the requester's roles; the default is an operator's (owner level)."""
     check_options(shapes, fmt)
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     names = rows.pseudonyms(study)
+    withheld = withheld_item_columns(study, roles)
     write, extension = WRITERS[fmt]
     total = estimate_rows(study, shapes)
     done = 0
@@ -92,7 +105,7 @@ def build_bundle(study, out_path, *, shapes, fmt, include_mapping=False, report=
         tmp = Path(tmp)
         resources = []
         for shape in shapes:
-            for name, fields, table_rows in tables(study, shape, names):
+            for name, fields, table_rows in tables(study, shape, names, withheld):
                 filename = f"{name}.{extension}"
                 count = write(tmp / filename, fields, table_rows, on_batch=progress)
                 resources.append(resource(tmp / filename, name, fmt, fields, count))
@@ -105,15 +118,19 @@ def build_bundle(study, out_path, *, shapes, fmt, include_mapping=False, report=
         datapackage = data_package(study, resources)
         (tmp / "datapackage.json").write_text(datapackage, encoding="utf-8")
         (tmp / "README.md").write_text(
-            readme(study, shapes, fmt, include_mapping, resources), encoding="utf-8")
+            readme(study, shapes, fmt, include_mapping, resources,
+                   blinding_note(study, roles, shapes, withheld)), encoding="utf-8")
         files |= {"datapackage.json", "README.md"}
         sums = "".join(f"{sha256(tmp / f)}  {f}\n" for f in sorted(files))
         (tmp / "SHA256SUMS").write_text(sums, encoding="utf-8")
         partial = out_path.with_suffix(".partial")
         zip_files(tmp, sorted(files | {"SHA256SUMS"}), partial)
         os.replace(partial, out_path)
-    return {"rows": {r["name"]: r["rows"] for r in resources}, "path": str(out_path),
-            "sha256": sha256(out_path)}
+    # Names and sizes only: where the file is on the server is nobody's business but the
+    # caller's, which knows it already.
+    return {"rows": {r["name"]: r["rows"] for r in resources}, "filename": out_path.name,
+            "bytes": out_path.stat().st_size, "sha256": sha256(out_path),
+            "withheld": withheld_names(study, roles)}
 
 
 def sha256(path):
@@ -171,7 +188,39 @@ def mapping_csv(study, names):
     return out.getvalue()
 
 
-def readme(study, shapes, fmt, include_mapping, resources):
+def blinding_note(study, roles, shapes, withheld):
+    """The README's lines on blinded fields: which were withheld from this bundle, and why.
+    Depends only on the study's settings and the roles, so the bytes stay reproducible."""
+    names = withheld_names(study, roles)
+    blinded = withheld_names(study, CODER_LEVEL)
+    if not blinded:
+        return ["The study blinds no fields: nothing was withheld."]
+    if not names:
+        return [f"The study blinds {', '.join(blinded)} from its coders. This bundle was "
+                "written for someone who may see them (an owner, or an adjudicator or viewer "
+                "while the study's `adjudicators_see_blinded` setting is on): nothing was "
+                "withheld."]
+    lines = [f"Withheld: {', '.join(names)}. The study blinds these fields from its coders, "
+             "and whoever asked for this bundle may not see them either (adjudicators and "
+             "viewers see blinded fields only while the study's `adjudicators_see_blinded` "
+             "setting is on; anyone who codes in the study, never). They were removed on the "
+             "server before anything was written."]
+    if "items" in shapes:
+        dropped = [c for c, kinds in withheld.items() if set(kinds) >= set(KINDS)]
+        emptied = {c: kinds for c, kinds in withheld.items() if c not in dropped}
+        if dropped:
+            lines.append(f"The items table leaves out the columns {', '.join(dropped)}; "
+                         "datapackage.json describes only the columns that are there.")
+        for column, kinds in emptied.items():
+            lines.append(f"The items column {column} is empty for "
+                         f"{' and '.join(k + 's' for k in kinds)}.")
+        if "snapshot_sha256" in withheld:
+            lines.append("snapshot_sha256 is withheld with them: a hash of the whole snapshot "
+                         "would let one test guesses of a blinded value.")
+    return lines
+
+
+def readme(study, shapes, fmt, include_mapping, resources, blinding=()):
     codings = Coding.objects.filter(assignment__item__study=study)
     items = Item.objects.alive().filter(study=study)
     data_as_of = max(filter(None, [
@@ -200,6 +249,7 @@ def readme(study, shapes, fmt, include_mapping, resources):
         f"- Overlap: {study.overlap} coders per item in the reliability sample"
         + (f"; sample drawn: {json.dumps(study.reliability_sample, sort_keys=True)}."
            if study.reliability_sample else "; every item is in it."),
+        "", "## Blinded fields", "", *blinding,
         "", "## Files", "",
         "| file | rows | sha256 |", "|---|---|---|",
         *[f"| {r['path']} | {r['rows']} | {r['hash'][7:]} |" for r in resources],

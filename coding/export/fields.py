@@ -4,7 +4,9 @@ The same descriptions drive the writers (CSV, JSON Lines, Parquet), the data
 dictionary (datapackage.json, Frictionless Table Schema) and the pandas reader.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from coding.blinding import KINDS, hidden_fields_for
 
 # How a question's final or coded value stands, in the `__status` / `status` columns.
 ANSWERED, NOT_APPLICABLE, MISSING, UNDECIDED = "answered", "not_applicable", "missing", "undecided"
@@ -73,6 +75,54 @@ ITEM_FIELDS = [
     Field("days_to_first_landing", "integer",
           "Days from the paper's first version to its method's first landing."),
 ]
+
+# The content key each column of the items table is read from. A column whose key is
+# blinded for the requester's roles is withheld (blinding.hidden_fields_for, the same
+# projection as the pages). Columns not named here come from the study's own records
+# (ids, kind, round, snapshot number) and are never blinded.
+ITEM_SOURCES = {
+    "title": "title", "url": "url", "published": "published", "updated": "updated",
+    "abstract": "abstract", "authors": "authors", "affiliations": "affiliations",
+    "categories": "categories", "included_in": "included_in", "repository": "repository",
+    "number": "number", "thread_type": "thread_type", "state": "state", "merged": "merged",
+    "labels": "labels", "closed_at": "closed_at", "n_posts": "posts",
+    "frameworks_landed": "included_in", "first_landing": "first_landing",
+    "days_to_first_landing": "days_to_first_landing",
+}
+# A hash of the whole snapshot, blinded fields included: knowing the rest of the content,
+# one could find a blinded value with few possibilities (a thread's state) by trying each.
+# Withheld wherever anything of the item is.
+WHOLE_SNAPSHOT = ("snapshot_sha256",)
+
+
+def withheld_item_columns(study, roles):
+    """{column of the items table: the kinds of item it is withheld for} for these roles."""
+    withheld = {}
+    for kind in KINDS:
+        hidden = hidden_fields_for(study, roles, kind)
+        if not hidden:
+            continue
+        for column in [c for c, key in ITEM_SOURCES.items() if key in hidden] + list(WHOLE_SNAPSHOT):
+            withheld.setdefault(column, set()).add(kind)
+    return {column: tuple(k for k in KINDS if k in kinds) for column, kinds in withheld.items()}
+
+
+def item_fields(withheld):
+    """The items table's columns with the withheld ones left out: a column withheld for
+    every kind is not there at all (so the data dictionary describes only what is there);
+    one withheld for some kinds stays, empty for those, and says so."""
+    fields = []
+    for column in ITEM_FIELDS:
+        kinds = withheld.get(column.name, ())
+        if set(kinds) >= set(KINDS):
+            continue
+        if kinds:
+            column = replace(column, description=f"{column.description} Empty for "
+                             f"{' and '.join(k + 's' for k in kinds)}: blinded, and withheld "
+                             "from whoever asked for this export.")
+        fields.append(column)
+    return fields
+
 
 LONG_FIELDS = [
     Field("item_id", "integer", "The item's id in the study."),

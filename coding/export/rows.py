@@ -6,6 +6,7 @@ more than one batch of rows. Coders appear under their study pseudonym.
 
 import json
 
+from coding.blinding import KINDS
 from coding.codebooks import is_shown
 from coding.codings import independent_codings
 from coding.landings import paper_inclusion
@@ -42,14 +43,18 @@ def joined(value):
     return value
 
 
-def items(study):
+def items(study, withheld):
+    """Every item's metadata; `withheld` ({column: kinds}, fields.withheld_item_columns)
+    empties what the requester may not receive, before any writer sees the row."""
     # Inclusion found in the frameworks' histories, for the method's source papers.
-    landed = paper_inclusion(study)
+    landed = paper_inclusion(study) if not _withheld_everywhere(withheld, "frameworks_landed",
+                                                               "first_landing",
+                                                               "days_to_first_landing") else {}
     for item in (Item.objects.alive().filter(study=study).select_related("document", "snapshot")
                  .order_by("pk").iterator(chunk_size=BATCH)):
         content = item.snapshot.content
         inclusion = landed.get(item.document_id, {})
-        yield {
+        row = {
             "item_id": item.pk, "document_key": item.document.key, "kind": item.document.kind,
             "source": item.document.source, "title": content.get("title"),
             "url": content.get("url"), "published": content.get("published"),
@@ -69,6 +74,14 @@ def items(study):
             "first_landing": inclusion.get("first_landing"),
             "days_to_first_landing": inclusion.get("days_to_first_landing"),
         }
+        for column, kinds in withheld.items():
+            if item.document.kind in kinds:
+                row[column] = None
+        yield row
+
+
+def _withheld_everywhere(withheld, *columns):
+    return all(set(withheld.get(c, ())) >= set(KINDS) for c in columns)
 
 
 def long(study, names):

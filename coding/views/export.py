@@ -1,4 +1,9 @@
-"""Exporting the coded dataset from the browser: small exports at once, large ones as a job."""
+"""Exporting the coded dataset from the browser: small exports at once, large ones as a job.
+
+Either way the bundle is what the requester's roles may receive (coding.blinding):
+blinded fields reach owners, and adjudicators and viewers only while the study lets
+adjudicators see them.
+"""
 
 import tempfile
 from pathlib import Path
@@ -10,12 +15,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
 from ..access import access_study
+from ..blinding import withheld_names
 from ..export.bundle import FORMATS, SHAPES, build_bundle, estimate_rows
-from ..export.jobs import export_path, start_export
+from ..export.jobs import EXPORTERS, export_path, start_export
 from ..models import Role
 from workbench.models import Job
-
-EXPORTERS = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
 # Up to this many rows the browser gets the file in the same request.
 AT_ONCE_ROWS = 50_000
 
@@ -39,7 +43,7 @@ def export_page(request, slug):
                    "include_mapping": form.cleaned_data["include_mapping"]
                    and Role.OWNER in study.my_roles}
         if estimate_rows(study, shapes) <= AT_ONCE_ROWS:
-            return download_now(study, options)
+            return download_now(study, options, study.my_roles)
         job = start_export(study, request.user, **options)
         return redirect("job-detail", pk=job.pk)
     exports = Job.objects.filter(kind="export", params__study=study.pk, created_by=request.user)
@@ -49,10 +53,10 @@ def export_page(request, slug):
     })
 
 
-def download_now(study, options):
+def download_now(study, options, roles):
     folder = Path(tempfile.mkdtemp(prefix="export-"))
     path = folder / f"{study.slug}-{'-'.join(options['shapes'])}.zip"
-    build_bundle(study, path, **options)
+    build_bundle(study, path, **options, roles=roles)
     return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
 
 
@@ -64,6 +68,12 @@ def export_download(request, slug, job_id):
                              status=Job.Status.DONE).first()
     if job is None or not (job.created_by_id == request.user.pk or Role.OWNER in study.my_roles):
         raise Http404("No such export.")
+    # A bundle written while its requester could see more than they may now (the study
+    # blinded another field, or stopped showing adjudicators blinded fields) is not
+    # handed out again to anyone but an owner.
+    withheld_then = set((job.result or {}).get("withheld", ()))
+    if not set(withheld_names(study, study.my_roles)) <= withheld_then:
+        raise Http404("This export holds fields you may no longer see; export again.")
     path = export_path(job)
     if not path.exists():
         raise Http404("This export's file is gone; export again.")
