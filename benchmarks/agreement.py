@@ -180,7 +180,7 @@ def build_study(items, seed):
         pairs = [(item, n, c) for item, n in zip(placed, numbers)
                  for c in (n % STUDY_CODERS, (n + 1) % STUDY_CODERS)]
         assignments = Assignment.objects.bulk_create(
-            Assignment(item=item, coder=coders[c], status=Assignment.Status.SUBMITTED)
+            Assignment(item=item, study_id=item.study_id, coder=coders[c], status=Assignment.Status.SUBMITTED)
             for item, _, c in pairs)
         Coding.objects.bulk_create(
             Coding(assignment=a, revision=1, codebook_version=version,

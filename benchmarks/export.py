@@ -364,7 +364,8 @@ def add_codings(version, planned, rng):
 
     now, pairs = timezone.now(), sorted({(i.pk, c.pk): (i, c) for i, c, _ in planned}.items())
     assignments = dict(zip((key for key, _ in pairs), Assignment.objects.bulk_create(
-        Assignment(item=i, coder=c, status=Assignment.Status.SUBMITTED, opened_at=now,
+        Assignment(item=i, study_id=i.study_id, coder=c, status=Assignment.Status.SUBMITTED,
+                   opened_at=now,
                    finished_at=now) for _, (i, c) in pairs)))
     Coding.objects.bulk_create(
         Coding(assignment=assignments[i.pk, c.pk], revision=r, codebook_version=version,

@@ -204,7 +204,8 @@ def add_codings(codebook, pairs):
     now = timezone.now()
     for start in range(0, len(pairs), BATCH):
         assignments = Assignment.objects.bulk_create(
-            Assignment(item=item, coder=coder, status=Assignment.Status.SUBMITTED,
+            Assignment(item=item, study_id=item.study_id, coder=coder,
+                       status=Assignment.Status.SUBMITTED,
                        opened_at=now, finished_at=now)
             for item, coder in pairs[start:start + BATCH])
         Coding.objects.bulk_create(

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from .codebooks import check_answer, is_shown
 from .codings import independent_codings
-from .models import Assignment, Coding, Decision, Item, Role
+from .models import Assignment, Coding, Decision, Exposure, Item, Role
 
 NOT_APPLICABLE = "n/a"  # the question's condition was not met for this coder
 MISSING = "missing"  # the question applied but the coder left it unanswered
@@ -263,17 +263,34 @@ def _ordering(order):
 # --- what coders may see after the fact -----------------------------------------------
 
 def discussion_for(assignment):
-    """For a coder of an item in discussion: the answers that differ, by coder."""
+    """For a coder of an item in discussion: the answers that differ, by coder.
+
+    What is returned is shown to the coder, so it is recorded as their exposure."""
     item = assignment.item
     if not item.discussion_opened_at or assignment.status != Assignment.Status.SUBMITTED:
         return []
     codings = gather([item])[item.pk]
-    return [(q, groups) for q in questions_of(item)
-            if len(groups := group_answers(codings.latest, q)) > 1]
+    shown = [(q, groups) for q in questions_of(item)
+             if len(groups := group_answers(codings.latest, q)) > 1]
+    record_exposures(Exposure.Kind.DISCUSSION, [
+        (assignment.pk, q.key, {"answers": [value for value, _ in groups]}) for q, groups in shown])
+    return shown
+
+
+def record_exposures(kind, rows):
+    """Note that a coder was shown (assignment id, question key, what) — once each, the first
+    time kept. A later revision of those items is then not independent (rule 8)."""
+    Exposure.objects.bulk_create(
+        [Exposure(assignment_id=pk, kind=kind, question_key=key, shown=shown)
+         for pk, key, shown in rows], ignore_conflicts=True)
 
 
 def feedback_for(study, coder):
-    """Where the coder's independent answers differ from final decisions (if the study allows)."""
+    """Where the coder's independent answers differ from final decisions (if the study allows).
+
+    Each row's decision holds the value and how it was reached; who decided and why only
+    when the study's `feedback_shows_reasons` is on. Every row shown is recorded as an
+    exposure of the coder to that decision."""
     if not study.show_feedback:
         return []
     mine = {c.assignment.item_id: c for c in independent_codings(study)
@@ -281,7 +298,7 @@ def feedback_for(study, coder):
                                                             "assignment__item__codebook")}
     rows, questions = [], {}
     for decision in (Decision.objects.current().filter(item__in=list(mine))
-                     .select_related("item").order_by("item_id", "question_key")):
+                     .select_related("item", "decided_by").order_by("item_id", "question_key")):
         coding = mine[decision.item_id]
         item = coding.assignment.item
         if item.codebook_id not in questions:
@@ -290,5 +307,22 @@ def feedback_for(study, coder):
         decided = MISSING if decision.value is None else decision.value
         if question and answer(coding, question) != decided:
             rows.append({"item": coding.assignment.item, "question": question,
-                         "yours": answer(coding, question), "decision": decision})
+                         "yours": answer(coding, question),
+                         "decision": feedback_decision(study, coder, decision),
+                         "assignment_id": coding.assignment_id})
+    record_exposures(Exposure.Kind.FEEDBACK, [
+        (row["assignment_id"], row["question"].key,
+         {"value": row["decision"]["value"], "method": row["decision"]["method"]})
+        for row in rows])
     return rows
+
+
+def feedback_decision(study, coder, decision):
+    """What a coder is shown of a decision: value and method; reasons only if the study says."""
+    shown = {"value": decision.value, "method": decision.method, "decided_at": decision.decided_at}
+    if study.feedback_shows_reasons:
+        from .names import namer  # names builds on access, which needs models only
+
+        shown["rationale"] = decision.rationale
+        shown["decided_by"] = decision.decided_by and namer(study, coder)(decision.decided_by)
+    return shown

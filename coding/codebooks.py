@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from workbench.text import find_in_json
 
+from .limits import TEXT_ANSWER_MAX_CHARS, check_key, too_long
 from .models import Codebook, CodebookVersion, Option, Question
 
 YES_NO = ("yes", "no")
@@ -50,13 +51,13 @@ def add_questions(version, question_specs):
             version=version, key=q["key"], text=q["text"], kind=q["kind"],
             definition=q.get("definition", ""), required=q.get("required", True),
             level=q.get("level", Question.Level.NOMINAL), show_if=q.get("show_if"),
-            position=position,
+            min_value=q.get("min_value"), max_value=q.get("max_value"), position=position,
         )
         Option.objects.bulk_create(
             Option(
                 question=question, value=o["value"], label=o.get("label", o["value"]),
                 definition=o.get("definition", ""), examples=o.get("examples", ""),
-                position=i,
+                exclusive=o.get("exclusive", False), position=i,
             )
             for i, o in enumerate(q.get("options", []))
         )
@@ -74,9 +75,10 @@ def question_spec(question):
         "key": question.key, "text": question.text, "kind": question.kind,
         "definition": question.definition, "required": question.required,
         "level": question.level, "show_if": question.show_if,
+        "min_value": question.min_value, "max_value": question.max_value,
         "options": [
             {"value": o.value, "label": o.label, "definition": o.definition,
-             "examples": o.examples}
+             "examples": o.examples, "exclusive": o.exclusive}
             for o in question.options.all()
         ],
     }
@@ -118,7 +120,9 @@ def check_values(version, values, complete=True):
     questions = {q.key: q for q in version.questions.prefetch_related("options")}
     errors = {}
     for key in values:
-        if key not in questions:
+        if not isinstance(key, str) or (problem := check_key(key)):
+            errors[shown_key(key)] = f"not a question key: {problem or 'not text'}"
+        elif key not in questions:
             errors[key] = f"no question {key!r} in {version}"
     cleaned = {}
     for key, question in questions.items():
@@ -140,6 +144,11 @@ def check_values(version, values, complete=True):
     return cleaned
 
 
+def shown_key(key):
+    """A key someone sent, safe to name in an error: direction controls made visible."""
+    return str(key).encode("unicode_escape").decode("ascii")
+
+
 def check_answer(question, answer):
     allowed = [o.value for o in question.options.all()]
     kind = question.kind
@@ -152,6 +161,9 @@ def check_answer(question, answer):
             raise ValueError(f"expected a list of options from {allowed}")
         if len(set(answer)) != len(answer):
             raise ValueError("an option is chosen twice")
+        alone = [o.value for o in question.options.all() if o.exclusive and o.value in answer]
+        if alone and len(answer) > 1:
+            raise ValueError(f"{alone[0]!r} is chosen alone, not with other options")
         return sorted(answer, key=allowed.index)
     if kind == Question.Kind.YES_NO:
         if answer not in YES_NO:
@@ -162,10 +174,14 @@ def check_answer(question, answer):
             return answer
         if isinstance(answer, bool) or not isinstance(answer, int | float) or not math.isfinite(answer):
             raise ValueError(f"expected a number or one of {allowed}" if allowed else "expected a number")
+        if question.min_value is not None and answer < question.min_value:
+            raise ValueError(f"at least {question.min_value:g}")
+        if question.max_value is not None and answer > question.max_value:
+            raise ValueError(f"at most {question.max_value:g}")
         return answer
     if not isinstance(answer, str):
         raise ValueError("expected text")
-    problem = unstorable_text(answer)
+    problem = unstorable_text(answer) or too_long(answer, TEXT_ANSWER_MAX_CHARS, "the answer")
     if problem:
         raise ValueError(problem)
     return answer

@@ -7,13 +7,25 @@ from django.db import transaction
 from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 
-from . import queue
+from . import limits, queue
 from .blinding import coder_view, quote_source
-from .codebooks import check_values, prune_not_applicable, unstorable_text
-from .models import Assignment, Coding
+from .codebooks import check_values, prune_not_applicable, shown_key, unstorable_text
+from .models import Assignment, Coding, Decision, Exposure, Item
 
 # A session left open overnight is not eight hours of coding.
 MAX_SECONDS = 4 * 60 * 60
+
+
+class NotHeld(Exception):
+    """The coder no longer holds the item (its lease lapsed and the slot went to another
+    coder, or they skipped it and it filled up): nothing was recorded, and the answers
+    were kept as the assignment's draft."""
+
+    def __init__(self, assignment, work):
+        super().__init__("This item went back to the pool and has since been taken by enough "
+                         "coders, so your answers were not recorded as a coding. They are kept "
+                         "as a draft of this item; nothing was lost.")
+        self.assignment, self.work = assignment, work
 
 
 @transaction.atomic
@@ -21,16 +33,25 @@ def record_coding(assignment, values, *, version=None, notes="", evidence=(),
                   unsure=False, seconds_spent=None, phase=Coding.Phase.INDEPENDENT):
     """Validate the answers and append them as the assignment's next revision.
 
-    The assignment row is locked so two submissions of the same coder cannot
-    take the same revision number.
+    Under the assignment's row lock: the coder must still hold it (active, or submitted
+    for a revision); a lapsed or skipped one is taken again only if the item has room,
+    else NotHeld. The lock also keeps two submissions from taking one revision number,
+    and a lease release from handing the slot away while this one is recorded.
+    The phase asked for is raised to what the coder could have seen (`phase_for`).
     """
     version = version or assignment.item.codebook.current_version()
     cleaned = check_values(version, values, complete=True)
-    check_storable({"notes": notes, "evidence": evidence})
+    check_work(version, notes, evidence)
     # Lock this row only (of=self): a join to the item and study would lock the study
     # row too, and every submission in the study would wait on it.
-    Assignment.objects.select_for_update(of=("self",)).get(pk=assignment.pk)
+    held = Assignment.objects.select_for_update(of=("self",)).get(pk=assignment.pk)
+    if held.status in (Assignment.Status.RELEASED, Assignment.Status.SKIPPED):
+        if not queue.retake(held, status=Assignment.Status.SUBMITTED):
+            raise NotHeld(assignment, {"values": values, "notes": notes,
+                                       "evidence": list(evidence), "unsure": unsure})
     last = assignment.codings.aggregate(n=Max("revision"))["n"] or 0
+    if last:
+        phase = max(phase, phase_for(assignment), key=PHASE_RANK.index)
     coding = Coding.objects.create(
         assignment=assignment, revision=last + 1, codebook_version=version, phase=phase,
         values=cleaned, notes=notes, evidence=list(evidence), unsure=unsure,
@@ -40,14 +61,60 @@ def record_coding(assignment, values, *, version=None, notes="", evidence=(),
         status=Assignment.Status.SUBMITTED, finished_at=timezone.now(), leased_until=None,
         draft=None, draft_saved_at=None,
     )
+    assignment.status = Assignment.Status.SUBMITTED
     return coding
+
+
+# From least to most informed: a revision is never recorded as less informed than it is.
+PHASE_RANK = [Coding.Phase.INDEPENDENT, Coding.Phase.INFORMED, Coding.Phase.RECONCILIATION]
+
+
+def phase_for(assignment):
+    """The phase of a new revision of this assignment, from what its coder could see (rule 8).
+
+    After the item's discussion opened: reconciliation. After the coder was shown a
+    decision or another coder's answer on it (an Exposure), or while the study shows
+    feedback and the item has a decision they could look up: informed.
+    """
+    item = _item_now(assignment)
+    if item.discussion_opened_at:
+        return Coding.Phase.RECONCILIATION
+    if Exposure.objects.filter(assignment=assignment).exists():
+        return Coding.Phase.INFORMED
+    if item.study.show_feedback and Decision.objects.filter(item_id=item.pk).exists():
+        return Coding.Phase.INFORMED
+    return Coding.Phase.INDEPENDENT
+
+
+def _item_now(assignment):
+    # The item as it is now: discussion_opened_at may have changed since it was read.
+    return Item.objects.select_related("study").get(pk=assignment.item_id)
+
+
+def check_work(version, notes, evidence):
+    """Refuse, field by field, what the limits (coding.limits) or the database cannot keep."""
+    errors = unstorable_parts({"notes": notes, "evidence": evidence})
+    if problem := limits.check_notes(notes):
+        errors["notes"] = problem
+    evidence = list(evidence)
+    if problem := limits.check_quote_count(evidence):
+        errors["evidence"] = problem
+    keys = set(version.questions.values_list("key", flat=True))
+    for n, quote in enumerate(evidence, start=1):
+        key = quote.get("question", "") if isinstance(quote, dict) else ""
+        if key and key not in keys:
+            errors.setdefault("evidence", f"quote {n} names {shown_key(key)!r}, which is not a "
+                                          f"question of {version}")
+    if errors:
+        raise ValidationError(errors)
 
 
 def independent_codings(study):
     """Each coder's last independent revision of each item: what reliability uses (rule 3).
 
-    Revisions made after the item's discussion opened are reconciliation and are
-    left out; so are skipped and released assignments, which hold no coding.
+    Revisions made after the item's discussion opened (reconciliation) or after the
+    coder could see a decision (informed) are left out; so are skipped and released
+    assignments, which hold no coding.
     """
     latest = (Coding.objects.filter(assignment=OuterRef("assignment"),
                                     phase=Coding.Phase.INDEPENDENT)
@@ -62,21 +129,20 @@ def submit(assignment, values, *, notes="", evidence=(), unsure=False, started_a
 
     Answers to questions whose condition is not met are dropped; evidence quotes
     are located in the frozen snapshot. An item that went back to the pool (lease
-    lapsed, or skipped) is taken again first, if it still has room.
+    lapsed, or skipped) is taken again first, if it still has room; otherwise
+    NotHeld, with the answers kept as a draft.
     """
-    if assignment.status in (Assignment.Status.RELEASED, Assignment.Status.SKIPPED):
-        if not queue.retake(assignment):
-            raise ValidationError("This item went back to the pool and has since been "
-                                  "taken by enough coders; your answers were not saved.")
     version = assignment.item.codebook.current_version()
     values = prune_not_applicable(version, values)
     located = locate_evidence(assignment, evidence, values)
-    # Once the coders have seen their disagreement, a revision is reconciliation.
-    phase = (Coding.Phase.RECONCILIATION if assignment.item.discussion_opened_at
-             else Coding.Phase.INDEPENDENT)
-    coding = record_coding(assignment, values, version=version, notes=notes.strip(),
-                           evidence=located, unsure=unsure, phase=phase,
-                           seconds_spent=seconds_since(started_at or assignment.opened_at))
+    try:
+        coding = record_coding(assignment, values, version=version, notes=notes.strip(),
+                               evidence=located, unsure=unsure,
+                               seconds_spent=seconds_since(started_at or assignment.opened_at))
+    except NotHeld as refused:
+        Assignment.objects.filter(pk=assignment.pk).update(
+            draft=refused.work, draft_saved_at=timezone.now())
+        raise
     transaction.on_commit(lambda: settle_after_submit(assignment.item))
     from .snapshots import schedule_agreement  # imports this module; cheap, debounced
     transaction.on_commit(lambda: schedule_agreement(assignment.item.study))
@@ -93,6 +159,8 @@ def settle_after_submit(item):
 def seconds_since(start):
     if start is None:
         return None
+    if timezone.is_naive(start):
+        raise ValidationError({"opened": "give a date and time with its time zone"})
     return max(0, min(MAX_SECONDS, int((timezone.now() - start).total_seconds())))
 
 
@@ -100,10 +168,14 @@ def locate_evidence(assignment, evidence, values):
     """Each quote with its offsets in the snapshot field it came from, or a named error."""
     content = coder_view(assignment.item.study, assignment.item.snapshot.content)
     located = []
+    if problem := limits.check_quote_count(list(evidence)):
+        raise ValidationError({"evidence": problem})
     for n, quote in enumerate(evidence, start=1):
         if not isinstance(quote, dict):
             raise ValidationError({"evidence": f"quote {n} is not an object"})
         field, text = str(quote.get("field", "")), str(quote.get("quote", "")).strip()
+        if problem := limits.too_long(text, limits.QUOTE_MAX_CHARS, f"quote {n}"):
+            raise ValidationError({"evidence": problem})
         span = find_quote(quote_source(content, field), text)
         if span is None:
             raise ValidationError({"evidence": f"quote {n} ({text[:40]!r}) is not in {field or 'the item'}"})
@@ -123,20 +195,27 @@ def find_quote(source, quote):
     return match.span() if match else None
 
 
+def unstorable_parts(parts):
+    """{part: why} for the parts (of a dict) whose text the database could not keep."""
+    return {name: problem for name, value in parts.items() if (problem := unstorable_text(value))}
+
+
 def check_storable(parts):
     """ValidationError naming the part (of a dict) whose text the database could not keep."""
-    errors = {name: problem for name, value in parts.items()
-              if (problem := unstorable_text(value))}
-    if errors:
+    if errors := unstorable_parts(parts):
         raise ValidationError(errors)
 
 
 def save_draft(assignment, draft):
     """Keep the coder's unsent work; nothing counts until submitted.
 
-    Nothing is checked but what the database could not keep (ValidationError).
+    Answers are not checked (a draft may be half done); what the database could not
+    keep and what is over the limits of coding.limits is refused (ValidationError).
     """
-    check_storable(draft if isinstance(draft, dict) else {"draft": draft})
+    errors = unstorable_parts(draft if isinstance(draft, dict) else {"draft": draft})
+    errors.update(limits.check_draft(draft))
+    if errors:
+        raise ValidationError(errors)
     Assignment.objects.filter(pk=assignment.pk).update(draft=draft, draft_saved_at=timezone.now())
     queue.extend_lease(assignment)
 

@@ -14,7 +14,8 @@ class StudySettingsForm(forms.ModelForm):
         model = Study
         fields = ["name", "description", "overlap", "lease_minutes", "blinded_fields",
                   "blind_authors", "adjudicators_see_blinded", "allow_self_adjudication",
-                  "discussion_step", "show_feedback", "calibration_threshold"]
+                  "discussion_step", "show_feedback", "feedback_shows_reasons", "coders_see_names",
+                  "calibration_threshold"]
         widgets = {"description": forms.Textarea(attrs={"rows": 4})}
 
     def __init__(self, *args, **kwargs):

@@ -32,7 +32,9 @@ RL_METHOD = {"question": "label", "in": ["rl_method"]}
 
 
 def _options(pairs):
-    return [{"value": v, "label": label} for v, label in pairs]
+    """Options from (value, label) pairs; "none" is chosen alone or not at all."""
+    return [{"value": v, "label": label, **({"exclusive": True} if v == "none" else {})}
+            for v, label in pairs]
 
 
 PAPER_CODEBOOK = {
@@ -84,7 +86,7 @@ PAPER_CODEBOOK = {
             "options": _options(COMPONENTS),
         },
         {
-            "key": "largest_policy_b", "kind": "number", "level": "ratio",
+            "key": "largest_policy_b", "kind": "number", "level": "ratio", "min_value": 0,
             "text": "Largest trained policy, in billions of parameters",
             "definition": "The largest policy the paper trains with the method, or 'not reported'.",
             "options": [{"value": "not_reported", "label": "Not reported"}],

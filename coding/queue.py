@@ -16,7 +16,7 @@ import random
 import statistics
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
@@ -74,7 +74,14 @@ def next_item(study, coder):
         return assignment
     release_expired(study)
     round = coder_round(study, coder)
-    return _reserve(study, coder, round) if round else None
+    if not round:
+        return None
+    try:
+        return _reserve(study, coder, round)
+    except IntegrityError:
+        # A parallel request of the same coder reserved an item first (the database holds
+        # one active item per coder and study): that one is theirs, nothing else is taken.
+        return current_assignment(study, coder)
 
 
 def extend_lease(assignment, study=None):
@@ -97,7 +104,7 @@ def _reserve(study, coder, round):
             item=item, coder=coder, status=RELEASED).update(**fields):
         assignment = Assignment.objects.get(item=item, coder=coder)
     else:
-        assignment = Assignment.objects.create(item=item, coder=coder, **fields)
+        assignment = Assignment.objects.create(item=item, study=study, coder=coder, **fields)
     Item.objects.filter(pk=item.pk).update(taken=F("taken") + 1)
     item.taken += 1
     assignment.item = item
@@ -162,16 +169,19 @@ def skip(assignment, reason):
 
 
 @transaction.atomic
-def retake(assignment):
-    """Hold a lapsed or skipped assignment again; False if the item filled up meanwhile."""
+def retake(assignment, status=ACTIVE):
+    """Hold a lapsed or skipped assignment again, as `status` (SUBMITTED when a submission
+    takes it back); False if the item filled up meanwhile. Under the item's row lock."""
     item = Item.objects.select_for_update(of=("self",)).get(pk=assignment.item_id)
     if item.round == MAIN and item.taken >= item.target:
         return False
     if Assignment.objects.filter(pk=assignment.pk, status__in=[RELEASED, SKIPPED]).update(
-            status=ACTIVE, opened_at=timezone.now(), finished_at=None):
+            status=status, finished_at=None,
+            **({"opened_at": timezone.now()} if status == ACTIVE else {})):
         Item.objects.filter(pk=item.pk).update(taken=F("taken") + 1)
     assignment.refresh_from_db()
-    extend_lease(assignment)
+    if status == ACTIVE:
+        extend_lease(assignment)
     return True
 
 
@@ -182,9 +192,13 @@ def assign(item, coder):
     if item.round == MAIN and item.taken >= item.target:
         raise ValueError(f"{item} already has {item.taken} of {item.target} coders")
     now = timezone.now()
-    assignment = Assignment.objects.create(
-        item=item, coder=coder, status=ACTIVE, opened_at=now,
-        leased_until=now + timedelta(minutes=item.study.lease_minutes))
+    try:
+        with transaction.atomic():
+            assignment = Assignment.objects.create(
+                item=item, study_id=item.study_id, coder=coder, status=ACTIVE, opened_at=now,
+                leased_until=now + timedelta(minutes=item.study.lease_minutes))
+    except IntegrityError as error:
+        raise ValueError(f"{coder} already holds an item of this study or of {item}") from error
     Item.objects.filter(pk=item.pk).update(taken=F("taken") + 1)
     return assignment
 

@@ -80,7 +80,8 @@ TABLE = {
     "api/studies/<slug:slug>/items/": {"GET": "LNYFFYY"},
 
     # --- coding: coders only, and only their own assignment (coder B meets A's: 404) ---
-    "studies/<slug:slug>/code/": {"GET": "LNFYYFF"},
+    # GET only shows the held item or a button: reserving takes a POST (tests/coding/test_integrity.py).
+    "studies/<slug:slug>/code/": {"GET": "LNFYYFF", "POST": "LNFYYFF"},
     "studies/<slug:slug>/code/previous/": {"GET": "LNFYYFF"},
     "studies/<slug:slug>/code/<int:pk>/": {"GET": "LNFNYFF", "POST": "LNFNYFF"},
     "studies/<slug:slug>/code/<int:pk>/draft/": {"POST": "LNFNYFF"},

@@ -10,13 +10,17 @@ from rest_framework.views import APIView
 from .. import adjudication, queue
 from ..access import access_assignment, access_study
 from ..blinding import coder_view
-from ..codings import latest_coding, save_draft, submit
+from ..codings import NotHeld, latest_coding, save_draft, submit
 from ..models import Role
-from .serializers import CoderAssignmentSerializer, SampleSerializer, SkipSerializer, WorkSerializer
+from ..names import named_groups, namer
+from .serializers import (
+    CoderAssignmentSerializer, NotHeldSerializer, SampleSerializer, SkipSerializer, WorkSerializer,
+)
 
 
 def coder_payload(assignment):
     item = assignment.item
+    name = namer(item.study, assignment.coder)
     latest = latest_coding(assignment)
     return {
         "id": assignment.pk, "status": assignment.status, "leased_until": assignment.leased_until,
@@ -28,13 +32,14 @@ def coder_payload(assignment):
                               "notes": latest.notes, "evidence": latest.evidence,
                               "unsure": latest.unsure, "submitted_at": latest.submitted_at},
         # Only once the item's discussion is open, to its coders (the study's choice).
-        "discussion": [{"question": q.key, "answers": groups_payload(groups)}
+        # Others by pseudonym unless the study shows names (coding.names).
+        "discussion": [{"question": q.key, "answers": groups_payload(groups, name)}
                        for q, groups in adjudication.discussion_for(assignment)],
     }
 
 
-def groups_payload(groups):
-    return [{"value": value, "coders": [c.username for c in coders]} for value, coders in groups]
+def groups_payload(groups, name):
+    return [{"value": value, "coders": coders} for value, coders in named_groups(groups, name)]
 
 
 def as_api_error(error):
@@ -68,9 +73,13 @@ class AssignmentDetail(CoderView):
 
 
 class Submit(CoderView):
-    @extend_schema(request=WorkSerializer, responses={201: CoderAssignmentSerializer})
+    @extend_schema(request=WorkSerializer,
+                   responses={201: CoderAssignmentSerializer, 409: NotHeldSerializer})
     def post(self, request, slug, pk):
-        """Submit answers; a second submission is kept as a new revision."""
+        """Submit answers; a second submission is kept as a new revision.
+
+        409 when the item went back to the pool and filled up meanwhile: nothing is
+        recorded, the answers come back in `work` and are kept as the draft."""
         assignment = self.assignment()
         work = WorkSerializer(data=request.data)
         work.is_valid(raise_exception=True)
@@ -78,6 +87,9 @@ class Submit(CoderView):
             submit(assignment, **work.validated_data)
         except DjangoValidationError as error:
             raise as_api_error(error) from error
+        except NotHeld as refused:
+            return Response({"detail": str(refused), "code": "not_held", "work": refused.work},
+                            status=status.HTTP_409_CONFLICT)
         assignment.refresh_from_db()
         return Response(coder_payload(assignment), status=status.HTTP_201_CREATED)
 

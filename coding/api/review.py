@@ -49,7 +49,7 @@ class DisagreementSerializer(serializers.Serializer):
 
     @extend_schema_field(AnswerGroupSerializer(many=True))
     def get_answers(self, row):
-        return groups_payload(row.groups)
+        return groups_payload(row.groups, lambda coder: coder.username)
 
 
 class DisagreementList(generics.ListAPIView):
@@ -137,11 +137,22 @@ class DecisionList(generics.ListAPIView):
                                                                 "revision")
 
 
+class FeedbackDecisionSerializer(serializers.Serializer):
+    value = serializers.JSONField(allow_null=True)
+    method = serializers.CharField()
+    decided_at = serializers.DateTimeField()
+    decided_by = serializers.CharField(
+        required=False, allow_null=True,
+        help_text="Only when the study shows reasons (feedback_shows_reasons); a pseudonym "
+                  "unless the study shows coders names.")
+    rationale = serializers.CharField(required=False, help_text="Only when the study shows reasons.")
+
+
 class FeedbackSerializer(serializers.Serializer):
     item = serializers.IntegerField(source="item.pk")
     question = serializers.CharField(source="question.key")
     yours = serializers.JSONField(help_text="Your independent answer.")
-    decision = DecisionSerializer()
+    decision = FeedbackDecisionSerializer()
 
 
 class Feedback(generics.ListAPIView):

@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from .. import limits
 from ..models import (
     Assignment, Codebook, CodebookVersion, Coding, Item, Membership, Option, Question, Study,
 )
@@ -12,7 +13,8 @@ class StudySerializer(serializers.ModelSerializer):
         model = Study
         fields = ["slug", "name", "description", "overlap", "lease_minutes", "blinded_fields",
                   "blind_authors", "adjudicators_see_blinded", "allow_self_adjudication",
-                  "discussion_step", "show_feedback", "calibration_threshold",
+                  "discussion_step", "show_feedback", "feedback_shows_reasons",
+                  "coders_see_names", "calibration_threshold",
                   "reliability_sample", "created_at", "my_roles"]
         read_only_fields = ["slug", "created_at", "reliability_sample"]
 
@@ -23,7 +25,7 @@ class StudySerializer(serializers.ModelSerializer):
 class OptionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Option
-        fields = ["value", "label", "definition", "examples"]
+        fields = ["value", "label", "definition", "examples", "exclusive"]
 
 
 class QuestionSerializer(serializers.ModelSerializer):
@@ -31,7 +33,8 @@ class QuestionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Question
-        fields = ["key", "text", "definition", "kind", "required", "level", "show_if", "options"]
+        fields = ["key", "text", "definition", "kind", "required", "level", "show_if",
+                  "min_value", "max_value", "options"]
 
 
 class CodebookVersionSerializer(serializers.ModelSerializer):
@@ -51,8 +54,16 @@ class CodebookSerializer(serializers.ModelSerializer):
 
 
 class MemberSerializer(serializers.ModelSerializer):
-    username = serializers.CharField(source="user.username", read_only=True)
-    name = serializers.CharField(source="user.get_full_name", read_only=True)
+    username = serializers.SerializerMethodField(
+        help_text="A pseudonym (coder_1 …) when a coder asks and the study hides names.")
+    name = serializers.SerializerMethodField(help_text="Empty when names are hidden from you.")
+
+    def get_username(self, membership) -> str:
+        name = self.context.get("name")
+        return name(membership.user) if name else membership.user.username
+
+    def get_name(self, membership) -> str:
+        return "" if self.context.get("name") else membership.user.get_full_name()
 
     class Meta:
         model = Membership
@@ -99,12 +110,22 @@ class WorkSerializer(serializers.Serializer):
     """A coder's answers, as submitted or kept as a draft."""
 
     values = serializers.DictField(help_text="Question key to answer.")
-    notes = serializers.CharField(required=False, allow_blank=True, default="")
+    notes = serializers.CharField(required=False, allow_blank=True, default="",
+                                  max_length=limits.NOTES_MAX_CHARS)
     evidence = serializers.ListField(
         child=serializers.DictField(), required=False, default=list,
+        max_length=limits.EVIDENCE_MAX_QUOTES,
         help_text='Quotes: [{"question": key, "field": "abstract" | "title" | "posts.N.body", "quote": text}]',
     )
     unsure = serializers.BooleanField(required=False, default=False)
+
+
+class NotHeldSerializer(serializers.Serializer):
+    """The item is no longer yours to code: nothing was recorded, the answers were kept."""
+
+    detail = serializers.CharField()
+    code = serializers.CharField(help_text="not_held")
+    work = WorkSerializer(help_text="Your answers as sent, now the assignment's draft.")
 
 
 class SkipSerializer(serializers.Serializer):

@@ -5,6 +5,7 @@ from rest_framework import generics, mixins, viewsets
 from ..access import CAN_SEE_ALL_CODINGS, access_study
 from ..queue import sync_targets
 from ..models import Assignment, Codebook, Coding, Item, Membership, Role, Study
+from ..names import namer, sees_names
 from . import filters
 from .serializers import (
     AssignmentSerializer, CodebookSerializer, CodingSerializer, ItemSerializer, MemberSerializer,
@@ -49,8 +50,22 @@ class MemberList(StudyScopedList):
     filterset_class = filters.MemberFilter
 
     def get_queryset(self):
-        return (self.study().memberships.filter(deleted_at__isnull=True)
+        self.scoped = self.study()
+        return (self.scoped.memberships.filter(deleted_at__isnull=True)
                 .select_related("user").order_by("role", "user__username"))
+
+    def hides_names(self):
+        return not sees_names(self.scoped, self.scoped.my_roles)
+
+    def filter_queryset(self, queryset):
+        # A coder who sees pseudonyms cannot probe for a person by username either.
+        return queryset if self.hides_names() else super().filter_queryset(queryset)
+
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        if getattr(self, "scoped", None) is not None and self.hides_names():
+            context["name"] = namer(self.scoped, self.request.user, self.scoped.my_roles)
+        return context
 
 
 class CodebookList(StudyScopedList):

@@ -1,6 +1,6 @@
 from .catalog import Framework, FrameworkScan, Landing, Method, MethodLink, OptionName
 from .codebooks import Codebook, CodebookVersion, Option, Question
-from .codings import Assignment, Coding
+from .codings import Assignment, Coding, Exposure
 from .decisions import Decision
 from .imports import ImportRun
 from .items import Item
@@ -8,7 +8,7 @@ from .reliability import AgreementSnapshot
 from .studies import Membership, Role, Study
 
 __all__ = [
-    "AgreementSnapshot", "Assignment", "Codebook", "CodebookVersion", "Coding", "Decision",
+    "AgreementSnapshot", "Assignment", "Codebook", "CodebookVersion", "Coding", "Decision", "Exposure",
     "Framework", "FrameworkScan", "ImportRun", "Item", "Landing", "Membership", "Method",
     "MethodLink", "Option", "OptionName", "Question", "Role", "Study",
 ]

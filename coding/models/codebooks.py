@@ -121,6 +121,9 @@ class Question(FrozenWhenPublished):
     # Shown only when another question's answer is one of the listed values:
     # {"question": "label", "in": ["rl_method"]}.
     show_if = models.JSONField(null=True, blank=True)
+    # Bounds of a number answer, inclusive; None is unbounded on that side.
+    min_value = models.FloatField(null=True, blank=True)
+    max_value = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["version", "position", "id"]
@@ -142,6 +145,8 @@ class Option(FrozenWhenPublished):
     definition = models.TextField(blank=True)
     examples = models.TextField(blank=True)
     position = models.PositiveIntegerField(default=0)
+    # Chosen alone or not at all in a multiple-choice answer ("none").
+    exclusive = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["question", "position", "id"]

@@ -35,6 +35,9 @@ class Assignment(models.Model):
         RELEASED = "released"  # lease lapsed; the item went back to the pool
 
     item = models.ForeignKey(Item, related_name="assignments", on_delete=models.CASCADE)
+    # The item's study, copied here so the database can hold "one active item per coder
+    # per study" (rule 9) as a partial unique index; set from the item on save.
+    study = models.ForeignKey("coding.Study", related_name="+", on_delete=models.CASCADE)
     coder = models.ForeignKey(
         settings.AUTH_USER_MODEL, related_name="assignments", on_delete=models.PROTECT
     )
@@ -54,7 +57,11 @@ class Assignment(models.Model):
     class Meta:
         ordering = ["item", "created_at"]
         constraints = [
-            models.UniqueConstraint(fields=["item", "coder"], name="assignment_once_per_coder")
+            models.UniqueConstraint(fields=["item", "coder"], name="assignment_once_per_coder"),
+            # A coder holds at most one active item per study (and so per round): twenty
+            # parallel "next item" requests reserve one item, not twenty.
+            models.UniqueConstraint(fields=["study", "coder"], condition=models.Q(status="active"),
+                                    name="assignment_one_active_per_coder"),
         ]
         indexes = [
             models.Index(fields=["coder", "status"]),
@@ -66,6 +73,11 @@ class Assignment(models.Model):
 
     def __str__(self):
         return f"{self.item} → {self.coder} ({self.status})"
+
+    def save(self, *args, **kwargs):
+        if self.study_id is None and self.item_id is not None:
+            self.study_id = Item.objects.values_list("study_id", flat=True).get(pk=self.item_id)
+        super().save(*args, **kwargs)
 
 
 class CodingQuerySet(models.QuerySet):
@@ -87,12 +99,14 @@ class Coding(models.Model):
 
     Revision 1 is the first submission. A coder's revisions made before any
     discussion of the item are `independent` and feed reliability (rule 3); those
-    made after seeing a disagreement are `reconciliation` and never do.
+    made after seeing a disagreement are `reconciliation`, those made after the coder
+    could see a decision on the item are `informed`, and neither ever does (rule 8).
     """
 
     class Phase(models.TextChoices):
         INDEPENDENT = "independent"
-        RECONCILIATION = "reconciliation"
+        RECONCILIATION = "reconciliation"  # after the item's discussion opened
+        INFORMED = "informed"  # after its author could see a decision or feedback (rule 8)
 
     assignment = models.ForeignKey(Assignment, related_name="codings", on_delete=models.PROTECT)
     revision = models.PositiveIntegerField()
@@ -126,3 +140,33 @@ class Coding(models.Model):
         if self.pk is not None:
             raise ValueError("a coding revision is never changed; submit a new revision")
         super().save(*args, **kwargs)
+
+
+class Exposure(models.Model):
+    """What a coder was shown of others' work on an item they coded, and when.
+
+    Written whenever a page or API response shows a coder a decision (feedback) or
+    other coders' answers (the discussion step); a later revision of that item is
+    then `informed` or `reconciliation`, never independent. Kept as evidence.
+    """
+
+    class Kind(models.TextChoices):
+        FEEDBACK = "feedback"  # the final decision, through the feedback page or API
+        DISCUSSION = "discussion"  # the other coders' differing answers
+
+    assignment = models.ForeignKey(Assignment, related_name="exposures", on_delete=models.PROTECT)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    question_key = models.SlugField(max_length=64)
+    # What was shown: {"value": …, "method": …} for feedback; {"answers": [...]} for discussion.
+    shown = models.JSONField(default=dict)
+    first_shown_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["assignment", "kind", "question_key"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "kind", "question_key"],
+                                    name="exposure_once")
+        ]
+
+    def __str__(self):
+        return f"{self.assignment} saw {self.kind} of {self.question_key}"

@@ -71,6 +71,14 @@ class Study(models.Model):
     show_feedback = models.BooleanField(
         default=False, help_text="Show coders where they differed from the final decision."
     )
+    feedback_shows_reasons = models.BooleanField(
+        default=False, help_text="With feedback on, also show coders who decided and why "
+        "(by default only the decided value and how it was reached).",
+    )
+    coders_see_names = models.BooleanField(
+        default=False, help_text="Show coders other members' names; by default they see "
+        "pseudonyms (coder_1, adjudicator_1 …).",
+    )
     lease_minutes = models.PositiveSmallIntegerField(
         default=30, validators=[MinValueValidator(1), MaxValueValidator(24 * 60)],
         help_text="An item reserved for a coder returns to the pool after this long idle.",

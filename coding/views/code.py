@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST, require_http_methods, require_safe
 
@@ -18,23 +19,37 @@ from .. import adjudication, queue
 from ..access import access_assignment, access_study
 from ..blinding import coder_view
 from ..codebooks import parse_form_answers
-from ..codings import latest_coding, save_draft, submit
+from ..codings import NotHeld, latest_coding, phase_for, save_draft, submit
 from ..models import Assignment, Role
+from ..names import named_groups, namer
 
 
 @login_required
-@require_safe
+@require_http_methods(["GET", "HEAD", "POST"])
 def code_next(request, slug):
+    """GET: the item the coder holds, or a button that reserves the next one. Reserving
+    changes state, so it takes a POST: a prefetching link or crawler reserves nothing."""
     study = access_study(request.user, slug, roles={Role.CODER})
-    assignment = queue.next_item(study, request.user)
-    if assignment is not None:
-        return redirect("code-item", slug=slug, pk=assignment.pk)
+    if request.method == "POST":
+        return go_next(request, study)
+    held = queue.current_assignment(study, request.user)
+    if held is not None:
+        return redirect("code-item", slug=slug, pk=held.pk)
     waiting = queue.coder_round(study, request.user) is None
     return render(request, "coding/code_done.html", {
-        "study": study, "waiting_for_calibration": waiting,
+        "study": study, "waiting_for_calibration": waiting, "start": not waiting,
+        "nothing_left": request.GET.get("done") == "1",
         "score": queue.calibration_score(study, request.user) if waiting else None,
         "progress": progress(study, request.user),
     })
+
+
+def go_next(request, study):
+    """After a POST: reserve the next item and open it, or say nothing is left."""
+    assignment = queue.next_item(study, request.user)
+    if assignment is not None:
+        return redirect("code-item", slug=study.slug, pk=assignment.pk)
+    return redirect(reverse("code-next", args=[study.slug]) + "?done=1")
 
 
 @login_required
@@ -45,22 +60,33 @@ def code_item(request, slug, pk):
     version = assignment.item.codebook.current_version()
     form = {"values": {}, "notes": "", "evidence": [], "unsure": False}
     errors = {}
+    status = 200
     if request.method == "POST":
-        form = posted_work(version, request.POST)
+        form, errors = posted_work(version, request.POST)
         try:
+            if errors:
+                raise ValidationError(errors)
             submit(assignment, form["values"], notes=form["notes"], evidence=form["evidence"],
                    unsure=form["unsure"], started_at=revision_start(assignment, request.POST))
         except ValidationError as error:
-            errors = error.message_dict if hasattr(error, "error_dict") else {"__all__": error.messages}
+            errors, status = as_errors(error), 400
+        except NotHeld as refused:
+            # The answers stay on the page and were kept as the draft.
+            errors, status = {"__all__": [str(refused)]}, 409
+            assignment.refresh_from_db()
         else:
-            return redirect("code-next", slug=slug)
+            return go_next(request, study)
     elif assignment.status == Assignment.Status.SUBMITTED:
         form = submitted_work(assignment) or form
     else:
         queue.extend_lease(assignment)
         form = assignment.draft or form
     context = page_context(study, assignment, version, form, errors)
-    return render(request, "coding/code_item.html", context, status=400 if errors else 200)
+    return render(request, "coding/code_item.html", context, status=status)
+
+
+def as_errors(error):
+    return error.message_dict if hasattr(error, "error_dict") else {"__all__": error.messages}
 
 
 @login_required
@@ -68,8 +94,10 @@ def code_item(request, slug, pk):
 def save_draft_view(request, slug, pk):
     study = access_study(request.user, slug, roles={Role.CODER})
     assignment = access_assignment(request.user, study, pk)
-    work = posted_work(assignment.item.codebook.current_version(), request.POST)
+    work, errors = posted_work(assignment.item.codebook.current_version(), request.POST)
     try:
+        if errors:
+            raise ValidationError(errors)
         save_draft(assignment, work)
     except ValidationError as error:
         return HttpResponse(f"Draft not saved: {'; '.join(error.messages)}", status=400)
@@ -85,10 +113,10 @@ def skip_item(request, slug, pk):
         queue.skip(assignment, request.POST.get("reason", ""))
     except ValueError as error:
         version = assignment.item.codebook.current_version()
-        context = page_context(study, assignment, version, posted_work(version, request.POST),
+        context = page_context(study, assignment, version, posted_work(version, request.POST)[0],
                                {"skip": [str(error)]})
         return render(request, "coding/code_item.html", context, status=400)
-    return redirect("code-next", slug=slug)
+    return go_next(request, study)
 
 
 @login_required
@@ -112,13 +140,17 @@ def code_previous(request, slug):
 
 
 def posted_work(version, data):
+    """(work, errors): the posted answers, notes and quotes, and what could not be read."""
+    errors = {}
     try:
         evidence = json.loads(data.get("evidence") or "[]")
     except json.JSONDecodeError:
-        evidence = []
-    return {"values": parse_form_answers(version, data), "notes": data.get("notes", ""),
-            "evidence": evidence if isinstance(evidence, list) else [],
-            "unsure": data.get("unsure") == "on"}
+        evidence, errors["evidence"] = [], ["the quotes could not be read (not JSON)"]
+    if not isinstance(evidence, list) or not all(isinstance(q, dict) for q in evidence):
+        evidence, errors["evidence"] = [], ["the quotes must be a list of objects"]
+    work = {"values": parse_form_answers(version, data), "notes": data.get("notes", ""),
+            "evidence": evidence, "unsure": data.get("unsure") == "on"}
+    return work, errors
 
 
 def submitted_work(assignment):
@@ -130,13 +162,20 @@ def submitted_work(assignment):
 
 
 def revision_start(assignment, data):
-    """Time spent on a revision counts from when the page was opened for it."""
+    """Time spent on a revision counts from when the page was opened for it (`opened`, an
+    ISO 8601 time with its zone, as the page sends it); anything else is a named error."""
     if assignment.status != Assignment.Status.SUBMITTED:
         return None
+    raw = data.get("opened", "")
+    if not raw:
+        return timezone.now()  # not sent (a hand-made form): the time spent is unknown
     try:
-        return datetime.fromisoformat(data.get("opened", ""))
+        opened = datetime.fromisoformat(raw)
     except ValueError:
-        return timezone.now()
+        raise ValidationError({"opened": f"not a date and time: {raw[:40]!r}"}) from None
+    if timezone.is_naive(opened):
+        raise ValidationError({"opened": "give a date and time with its time zone"})
+    return opened
 
 
 def progress(study, coder):
@@ -149,6 +188,7 @@ def progress(study, coder):
 
 def page_context(study, assignment, version, form, errors):
     item = assignment.item
+    name = namer(study, assignment.coder)
     content = coder_view(study, item.snapshot.content)
     questions = list(version.questions.prefetch_related("options"))
     values = form.get("values", {})
@@ -163,11 +203,18 @@ def page_context(study, assignment, version, form, errors):
     return {
         "study": study, "assignment": assignment, "item": item, "content": content,
         "questions": questions, "form": form, "errors": errors,
-        "general_errors": errors.get("__all__", []) + errors.get("evidence", []),
+        # Errors not about one question, each named by its field (opened, notes, evidence).
+        "general_errors": [message if key == "__all__" else f"{key}: {message}"
+                           for key, messages in errors.items()
+                           if key not in {q.key for q in questions} and key != "skip"
+                           for message in messages],
         "evidence_json": json.dumps(form.get("evidence", [])),
         "is_revision": assignment.status == Assignment.Status.SUBMITTED,
         "opened": timezone.now().isoformat(), "newer_snapshot": newer,
         "progress": progress(study, assignment.coder),
         "draft_saved_at": assignment.draft_saved_at,
-        "discussion": adjudication.discussion_for(assignment),
+        "discussion": [(q, named_groups(groups, name))
+                       for q, groups in adjudication.discussion_for(assignment)],
+        # What a revision would be recorded as: the coder is told before they submit.
+        "revision_phase": phase_for(assignment) if assignment.status == Assignment.Status.SUBMITTED else None,
     }

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 from ..access import CAN_SEE_ALL_CODINGS, access_study
 from ..forms import StudySettingsForm
 from ..models import Coding, Role, Study
+from ..names import namer, sees_names
 from ..overview import study_overview
 from ..queue import sync_targets
 
@@ -26,9 +27,15 @@ def home(request):
 def study_detail(request, slug):
     study = access_study(request.user, slug)
     codebooks = study.codebooks.prefetch_related("versions")
-    members = (study.memberships.filter(deleted_at__isnull=True)
-               .select_related("user").order_by("role", "user__username"))
+    members = list(study.memberships.filter(deleted_at__isnull=True)
+                   .select_related("user").order_by("role", "user__username"))
+    names_hidden = not sees_names(study, study.my_roles)
+    if names_hidden:
+        name = namer(study, request.user, study.my_roles)
+        for m in members:
+            m.shown_name = name(m.user)
     return render(request, "coding/study_detail.html", {
+        "names_hidden": names_hidden,
         "study": study, "card": study_overview(study, request.user),
         "codebooks": codebooks, "members": members,
         "is_owner": Role.OWNER in study.my_roles,

@@ -17,7 +17,7 @@ def cora(alpha, people, client_for):
 
 
 def open_next(client, study):
-    response = client.get(f"/studies/{study.slug}/code/")
+    response = client.post(f"/studies/{study.slug}/code/")
     assert response.status_code == 302
     return response["Location"]
 
@@ -33,7 +33,8 @@ def test_code_next_reserves_an_item_and_opens_its_page(alpha, cora):
 def test_a_plain_form_post_submits_and_opens_the_next_item(alpha, cora, people):
     url = open_next(cora, alpha)
     response = cora.post(url, ANSWERS)
-    assert response.status_code == 302 and response["Location"].endswith("/code/")
+    next_url = response["Location"]
+    assert response.status_code == 302 and next_url != url and "/code/" in next_url
     coding = Coding.objects.get()
     assert coding.values == {"label": "analysis", "size_b": 7, "failures": ["none"],
                              "code_released": "no"}
@@ -115,8 +116,10 @@ def test_previous_reopens_the_last_finished_item(alpha, cora):
 def test_skipping_without_a_reason_is_refused(alpha, cora):
     url = open_next(cora, alpha)
     assert cora.post(url + "skip/", {"reason": ""}).status_code == 400
-    assert cora.post(url + "skip/", {"reason": "Not a paper about RL"}).status_code == 302
-    assert Assignment.objects.get().status == Assignment.Status.SKIPPED
+    response = cora.post(url + "skip/", {"reason": "Not a paper about RL"})
+    assert response.status_code == 302 and response["Location"] != url  # the next item
+    pk = int(url.rstrip("/").split("/")[-1])
+    assert Assignment.objects.get(pk=pk).status == Assignment.Status.SKIPPED
 
 
 def test_a_coder_cannot_open_another_coders_assignment(alpha, people, client_for):
@@ -136,7 +139,7 @@ def test_only_coders_get_items_to_code(alpha, people, client_for):
 def test_when_nothing_is_left_the_coder_is_told_so(alpha, people, cora):
     for item in alpha.papers:
         factories.code(item, people["cora"])
-    response = cora.get(f"/studies/{alpha.slug}/code/")
+    response = cora.post(f"/studies/{alpha.slug}/code/", follow=True)
     assert response.status_code == 200
     assert "Nothing left for you to code" in response.content.decode()
 

@@ -65,9 +65,7 @@ def test_a_lapsed_lease_returns_the_item_to_the_pool(alpha, trio):
 
 
 def test_a_coder_whose_lease_lapsed_cannot_overfill_the_item(alpha, trio):
-    from django.core.exceptions import ValidationError
-
-    from coding.codings import submit
+    from coding.codings import NotHeld, submit
 
     for item in alpha.papers[1:]:
         item.delete()
@@ -76,7 +74,7 @@ def test_a_coder_whose_lease_lapsed_cannot_overfill_the_item(alpha, trio):
     Assignment.objects.filter(pk=held.pk).update(leased_until=timezone.now() - timedelta(minutes=1))
     queue.next_item(alpha, trio[2])
     held.refresh_from_db()
-    with pytest.raises(ValidationError, match="went back to the pool"):
+    with pytest.raises(NotHeld, match="went back to the pool"):
         submit(held, {"label": "analysis", "size_b": 1, "failures": ["none"], "code_released": "no"})
     assert not held.codings.exists()
 

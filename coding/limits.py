@@ -1,0 +1,64 @@
+"""What one submission or draft may hold: declared once, enforced on submit and on draft.
+
+Each limit is far above what a person writes by hand. Past it a request is refused
+with the field named (a 400); nothing is cut short silently.
+"""
+
+import json
+import re
+
+NOTES_MAX_CHARS = 20_000
+TEXT_ANSWER_MAX_CHARS = 5_000
+EVIDENCE_MAX_QUOTES = 100
+QUOTE_MAX_CHARS = 2_000
+# A whole draft as JSON: the answers, notes and quotes above fit many times over.
+DRAFT_MAX_BYTES = 512 * 1024
+
+# Unicode bidirectional controls: in a key they make one name look like another
+# (a "label" that is not the question label). Refused wherever a key is named.
+BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def too_long(text, limit, what):
+    """An error message when text is over its limit, else None."""
+    if isinstance(text, str) and len(text) > limit:
+        return f"{what} is {len(text):,} characters; at most {limit:,} are kept"
+    return None
+
+
+def check_notes(notes):
+    return too_long(notes, NOTES_MAX_CHARS, "the note")
+
+
+def check_quote_count(evidence):
+    if len(evidence) > EVIDENCE_MAX_QUOTES:
+        return f"{len(evidence):,} quotes; at most {EVIDENCE_MAX_QUOTES} per item"
+    return None
+
+
+def check_key(key):
+    """Why a key someone sent cannot name a question, or None."""
+    if BIDI_CONTROLS.search(key):
+        return "contains a Unicode direction control"
+    return None
+
+
+def check_draft(draft):
+    """Errors of a draft, keyed by part: its size, the note, the number of quotes, keys."""
+    errors = {}
+    size = len(json.dumps(draft, ensure_ascii=False, default=str).encode())
+    if size > DRAFT_MAX_BYTES:
+        errors["draft"] = f"the draft is {size:,} bytes; at most {DRAFT_MAX_BYTES:,} are kept"
+    if not isinstance(draft, dict):
+        return errors
+    if problem := check_notes(draft.get("notes")):
+        errors["notes"] = problem
+    evidence = draft.get("evidence")
+    if isinstance(evidence, list) and (problem := check_quote_count(evidence)):
+        errors["evidence"] = problem
+    values = draft.get("values")
+    if isinstance(values, dict):
+        bad = [key for key in values if isinstance(key, str) and check_key(key)]
+        if bad:
+            errors["values"] = "an answer's key contains a Unicode direction control"
+    return errors
