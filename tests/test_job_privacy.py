@@ -152,6 +152,16 @@ def test_a_row_written_before_the_rule_shows_no_path_either(db, people, client_f
         f"/api/jobs/{job.pk}/").content.decode()
 
 
+def test_the_api_names_an_uploaded_file_by_its_name_only(db, people, client_for):
+    upload = settings.VAR_DIR / "uploads" / "ab12" / "papers.jsonl"
+    job = Job.objects.create(kind="import_to_study", created_by=people["olive"],
+                             params={"study": 1, "source": {"format": "jsonl_file",
+                                                            "path": str(upload)}})
+    body = client_for(people["olive"]).get(f"/api/jobs/{job.pk}/")
+    assert body.json()["params"]["source"]["path"] == "papers.jsonl"
+    assert str(settings.VAR_DIR) not in body.content.decode()
+
+
 @pytest.mark.parametrize("kind", ["export", "ingest", "import_to_study", "load_demo",
                                   "agreement", "scan_framework"])
 def test_every_kind_fails_with_a_message_naming_it(db, kind):

@@ -21,6 +21,7 @@ class JobSerializer(serializers.ModelSerializer):
     progress = serializers.SerializerMethodField()
     events = serializers.SerializerMethodField()
     waiting_for_queue = serializers.SerializerMethodField()
+    params = serializers.SerializerMethodField()
     result = serializers.SerializerMethodField()
 
     class Meta:
@@ -28,6 +29,11 @@ class JobSerializer(serializers.ModelSerializer):
         fields = ["id", "kind", "params", "status", "done", "total", "percent", "message",
                   "error", "result", "created_at", "started_at", "finished_at", "progress",
                   "waiting_for_queue", "events"]
+
+    def get_params(self, job) -> dict:
+        """What the job was asked to do; a file on the server (an upload, a clone in the
+        import folder) by its name only."""
+        return jobs.without_server_paths(job.params or {}, job.pk, quiet=True)
 
     def get_result(self, job) -> dict:
         """What the job produced: counts, file names, download links; never a server path."""
