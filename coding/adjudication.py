@@ -324,5 +324,5 @@ def feedback_decision(study, coder, decision):
         from .names import namer  # names builds on access, which needs models only
 
         shown["rationale"] = decision.rationale
-        shown["decided_by"] = decision.decided_by and namer(study, coder)(decision.decided_by)
+        shown["decided_by"] = namer(study, coder)(decision.decided_by) if decision.decided_by else ""
     return shown

@@ -142,8 +142,8 @@ class FeedbackDecisionSerializer(serializers.Serializer):
     method = serializers.CharField()
     decided_at = serializers.DateTimeField()
     decided_by = serializers.CharField(
-        required=False, allow_null=True,
-        help_text="Only when the study shows reasons (feedback_shows_reasons); a pseudonym "
+        required=False,
+        help_text="Empty for automatic decisions. Only when the study shows reasons (feedback_shows_reasons); a pseudonym "
                   "unless the study shows coders names.")
     rationale = serializers.CharField(required=False, help_text="Only when the study shows reasons.")
 
