@@ -131,8 +131,9 @@ LONG_FIELDS = [
     s("round", "calibration or main.", categories=("calibration", "main")),
     Field("codebook_version", "integer", "Codebook version the coding answered."),
     Field("revision", "integer", "1 for the first submission; each revision is kept."),
-    s("phase", "independent (feeds reliability) or reconciliation (after discussion).",
-      categories=("independent", "reconciliation")),
+    s("phase", "independent (feeds reliability), informed (after its coder could see a decision "
+      "on the item) or reconciliation (after discussion); only independent feeds reliability.",
+      categories=("independent", "informed", "reconciliation")),
     Field("independent", "boolean", "This revision is the coder's last independent one: "
           "the coding reliability is computed on."),
     Field("submitted_at", "datetime", "When this revision was submitted (UTC)."),

@@ -411,3 +411,19 @@ def test_opening_the_code_page_reserves_nothing_until_the_coder_presses_start(
     # From then on a GET opens the item held, and still reserves nothing more.
     assert cora.get(f"/studies/{alpha.slug}/code/")["Location"].endswith(f"/code/{held.pk}/")
     assert Assignment.objects.count() == 1
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_an_informed_revision_is_exported_as_informed_and_not_independent(decided, people,
+                                                                         tmp_path, fmt):
+    from coding.dataset import load
+    from coding.export.bundle import build_bundle
+
+    mine = Assignment.objects.get(coder=people["cora"], item=decided.papers[0])
+    submit(mine, {**ANSWERS, "label": "rl_method", "scope": "general"})
+    path = tmp_path / f"bundle-{fmt}.zip"
+    build_bundle(decided, path, shapes=["long"], fmt=fmt)
+    long = load(path)["long"]
+    rows = long[(long.question == "label") & (long.revision == 2)]
+    assert list(rows.phase.astype(str)) == ["informed"]
+    assert not rows.independent.astype(bool).any()
