@@ -52,10 +52,19 @@ def select_title(page):
     }""")
 
 
+def start_coding(page, live_server):
+    """The coding start page: Enter on its focused button reserves and opens the next item."""
+    page.goto(f"{live_server.url}/studies/{DEMO_SLUG}/code/")
+    if page.locator("#start-coding").count():
+        start = page.url
+        page.keyboard.press("Enter")
+        page.wait_for_url(lambda url: url != start)
+
+
 def test_coder_codes_three_items_with_the_keyboard_and_skips_one(demo, log_in, live_server):
     before = Coding.objects.filter(assignment__coder__username="coder1").count()
     page = log_in("coder1", DEMO_PASSWORD)
-    page.goto(f"{live_server.url}/studies/{DEMO_SLUG}/code/")
+    start_coding(page, live_server)
 
     # Item 1: answer the first question, reload mid-item: the draft is still there.
     page.keyboard.press("1")
@@ -103,7 +112,7 @@ def test_coder_codes_three_items_with_the_keyboard_and_skips_one(demo, log_in, l
 
 def test_question_mark_shows_the_keys_and_conditions_follow_answers(demo, log_in, live_server):
     page = log_in("coder2", DEMO_PASSWORD)
-    page.goto(f"{live_server.url}/studies/{DEMO_SLUG}/code/")
+    start_coding(page, live_server)
     page.keyboard.press("?")
     assert page.locator("dialog#keys").is_visible()
     page.keyboard.press("Escape")
@@ -117,7 +126,7 @@ def test_a_draft_kept_in_the_browser_reaches_the_server_after_a_lost_connection(
     """Work typed while offline lives in localStorage; on the next load it is restored
     and sent, without the coder touching anything."""
     page = log_in("coder3", DEMO_PASSWORD)
-    page.goto(f"{live_server.url}/studies/{DEMO_SLUG}/code/")
+    start_coding(page, live_server)
     held = Assignment.objects.get(coder__username="coder3", status="active")
     with page.expect_response(lambda response: response.url.endswith("/draft/")):
         page.locator("[name=notes]").fill("typed while the network was down")

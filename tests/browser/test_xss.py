@@ -159,7 +159,10 @@ class Browser:
         self.url = live_server.url
         self.username = username
         self.hits, self.dialogs, self.errors, self.failures = [], [], [], []
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        # The Content-Security-Policy is bypassed: this sweep proves the escaping alone
+        # keeps payloads inert; the policy is a second wall (tests/browser/test_csp.py).
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900},
+                                           bypass_csp=True)
         self.context.expose_binding("__xss", lambda source, n=None: self.hits.append(n))
         self.page = self.context.new_page()
         self.page.set_default_timeout(15_000)
@@ -219,6 +222,8 @@ def build_world():
     study = factories.study(
         payload("study name", limit=200), owner=people["olive"], slug="xss-study",
         description=payload("study description"), discussion_step=True, show_feedback=True,
+        # Names and reasons shown to coders too, so their payloads reach the coder pages.
+        coders_see_names=True, feedback_shows_reasons=True,
         blinded_fields=["state"], adjudicators_see_blinded=True)
     roles = {"olive": Role.OWNER, "cora": Role.CODER, "cyril": Role.CODER,
              "ada": Role.ADJUDICATOR, "vera": Role.VIEWER}
@@ -309,7 +314,10 @@ def build_world():
                         payload("decision rationale"))
     adjudication.decide(items["P1"], "label", "rl_method", people["ada"],
                         payload("decision rationale revised"))
-    # An item open with a server draft, one skipped with a reason.
+    # One item skipped with a reason, then one open with a server draft (a coder holds
+    # one active item at a time).
+    skipped = queue.assign(items["T2"], cora)
+    queue.skip(skipped, payload("skip reason"))
     draft = queue.assign(items["P2"], cora)
     Assignment.objects.filter(pk=draft.pk).update(
         draft={"values": {"label": "rl_method", "note": payload("draft text answer")},
@@ -317,8 +325,6 @@ def build_world():
                "evidence": [{"question": "label", "field": "abstract",
                              "quote": payload("draft evidence quote")}]},
         draft_saved_at=timezone.now())
-    skipped = queue.assign(items["T2"], cora)
-    queue.skip(skipped, payload("skip reason"))
     snapshots.take_snapshot(study, force=True)
 
     # The catalog: a framework, a method with an option name, a landing, a proposal.
