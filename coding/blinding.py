@@ -48,6 +48,12 @@ def sees_blinded(study, roles):
     return bool(roles & {Role.ADJUDICATOR, Role.VIEWER}) and study.adjudicators_see_blinded
 
 
+def hides_inclusion(study, roles):
+    """Whether the study blinds framework inclusion and these roles may not see blinded fields:
+    then the method catalog, which is that inclusion, is not theirs to read either."""
+    return "included_in" in study.blinded_fields and not sees_blinded(study, roles)
+
+
 def hidden_fields_for(study, roles, kind):
     """The content keys of an item of this kind that a person with these roles may not receive."""
     return set() if sees_blinded(study, roles) else hidden_fields(study, kind)

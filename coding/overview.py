@@ -11,6 +11,7 @@ from ingest.models import Document
 
 from .access import CAN_SEE_ALL_CODINGS
 from .agreement_report import SEES_AGREEMENT
+from .blinding import hides_inclusion
 from .models import Assignment, Role
 
 
@@ -61,7 +62,8 @@ ACTIONS = [
 
 def _actions(study, roles):
     actions = [(label, reverse(name, args=[study.slug]), hint)
-               for label, name, who, hint in ACTIONS if roles & who]
+               for label, name, who, hint in ACTIONS if roles & who
+               and not (name == "catalog" and hides_inclusion(study, roles))]
     if Role.CODER in roles and not roles & CAN_SEE_ALL_CODINGS:
         actions.append(("My codings", reverse("coding-list", args=[study.slug]),
                         "What you have submitted so far."))

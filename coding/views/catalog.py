@@ -10,10 +10,19 @@ from workbench import jobs
 
 from .. import landings
 from ..access import access_study
+from ..blinding import hides_inclusion
 from .imports import in_import_folder
 from ..models import Role
 
 SEES_INCLUSION = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
+
+
+def access_catalog(user, slug):
+    study = access_study(user, slug, roles=SEES_INCLUSION)
+    if hides_inclusion(study, study.my_roles):
+        raise PermissionDenied("This study hides framework inclusion from your role; its owner "
+                               "can let adjudicators and viewers see blinded fields in Settings.")
+    return study
 
 
 class ScanForm(forms.Form):
@@ -27,7 +36,7 @@ class ScanForm(forms.Form):
 @login_required
 @require_safe
 def catalog_page(request, slug):
-    study = access_study(request.user, slug, roles=SEES_INCLUSION)
+    study = access_catalog(request.user, slug)
     return render(request, "coding/catalog.html", {
         "study": study, "rows": landings.catalog(study),
         "frameworks": study.frameworks.order_by("name"),
@@ -37,7 +46,7 @@ def catalog_page(request, slug):
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def framework_page(request, slug, framework_id):
-    study = access_study(request.user, slug, roles=SEES_INCLUSION)
+    study = access_catalog(request.user, slug)
     framework = get_object_or_404(study.frameworks, pk=framework_id)
     is_owner = Role.OWNER in study.my_roles
     if request.method == "POST" and not is_owner:

@@ -284,3 +284,21 @@ def test_the_review_page_shows_blinded_fields_by_the_same_rule(blinded, people, 
     blinded.adjudicators_see_blinded = True
     blinded.save()
     assert MARKERS["included_in"] in client_for(people["ada"]).get(url).content.decode()
+
+
+def test_the_method_catalog_follows_the_blinded_inclusion(alpha, people, client_for):
+    """Framework inclusion blinded and adjudicators not shown blinded fields: the catalog,
+    which is that inclusion, is refused to them, page and API, and not offered on their card;
+    the owner still reads it, and so do adjudicators once the owner allows it."""
+    alpha.blinded_fields = ["included_in"]
+    alpha.save()
+    urls = (f"/studies/{alpha.slug}/catalog/", f"/api/studies/{alpha.slug}/catalog/")
+    ada = client_for(people["ada"])  # one test client: each login replaces the last
+    assert [ada.get(url).status_code for url in urls] == [403, 403]
+    assert "Method catalog" not in ada.get(f"/studies/{alpha.slug}/").content.decode()
+    olive = client_for(people["olive"])
+    assert [olive.get(url).status_code for url in urls] == [200, 200]
+    ada = client_for(people["ada"])
+    alpha.adjudicators_see_blinded = True
+    alpha.save()
+    assert ada.get(f"/api/studies/{alpha.slug}/catalog/").status_code == 200
