@@ -29,8 +29,10 @@ Missing data
     ``cohen_kappa`` and ``scott_pi`` take two coders and the units both coded.
 
 Speed
-    Values are encoded to integer codes once: a numeric numpy array with ``np.unique``,
-    text, mixed or set-valued ratings with one Python pass over the values. Agreement
+    Values are encoded to integer codes once: a numeric numpy array by counting when
+    its values are whole numbers over a modest range (category codes), else with
+    ``np.unique``; text, mixed or set-valued ratings with one dict lookup per value and
+    one look at each distinct value (one Python pass when sets come as lists). Agreement
     is then counted over the pairs of ratings within each unit with ``np.bincount``; the
     only loop there runs over the offset between two ratings of one unit (at most
     coders - 1 times), never over units. Set distances (MASI, Jaccard) are computed
@@ -150,6 +152,11 @@ def _encode(ratings, categories=None):
 def _encode_numbers(table, categories):
     present = ~np.isnan(table)
     values = table[present]
+    counted = _count_whole_numbers(values) if categories is None else None
+    if counted is not None:
+        codes = np.full(table.shape, -1, dtype=np.int64)
+        codes[present] = counted[1]
+        return _Coded(codes, counted[0].tolist())
     labels = np.unique(values) if categories is None else _distinct(np.asarray(categories, float))
     # Categories come in the caller's order, so look values up through a sorted view.
     order = np.argsort(labels, kind="stable")
@@ -162,7 +169,59 @@ def _encode_numbers(table, categories):
     return _Coded(codes, labels.tolist())
 
 
+def _count_whole_numbers(values):
+    """(sorted distinct values, each value's position among them), as np.unique and a
+    lookup would give them, found by counting instead of sorting: for whole numbers over
+    a range not much wider than their count (category codes, 0/1, counts), the usual
+    input, in linear time. None for anything else."""
+    if values.size == 0:
+        return None
+    low, high = float(values.min()), float(values.max())
+    if not (-2.0**52 < low <= high < 2.0**52) or high - low > max(4 * values.size, 1024):
+        return None
+    offsets = values - low
+    whole = offsets.astype(np.int64)
+    if not np.array_equal(whole, offsets):
+        return None
+    used = np.bincount(whole) > 0
+    return np.flatnonzero(used) + low, (np.cumsum(used) - 1)[whole]
+
+
 def _encode_objects(table, categories):
+    coded = _encode_hashable(table)
+    if coded is None:
+        coded = _encode_each(table)
+    _check_one_kind(coded.labels)
+    return coded if categories is None else _recode_to_categories(coded, categories)
+
+
+def _encode_hashable(table):
+    """The fast path: one dict lookup per rating, then each distinct value read once (a
+    missing marker, a set to turn into a frozenset, or a label). None when a rating is
+    unhashable (a list or a set), which _encode_each reads one by one."""
+    seen = {}
+    try:
+        flat = [seen.setdefault(value, len(seen)) for value in table.ravel().tolist()]
+    except TypeError:
+        return None
+    index = {}
+    remap = np.empty(len(seen) + 1, dtype=np.int64)
+    remap[-1] = -1
+    for value, code in seen.items():
+        if _is_missing(value):
+            remap[code] = -1
+            continue
+        if isinstance(value, SET_TYPES):
+            value = frozenset(value)
+        try:
+            remap[code] = index.setdefault(value, len(index))
+        except TypeError:  # a tuple holding something unhashable
+            return None
+    codes = remap[np.array(flat, dtype=np.int64)].reshape(table.shape)
+    return _Coded(codes, list(index))
+
+
+def _encode_each(table):
     index = {}
     flat = []
     for value in table.flat:
@@ -175,10 +234,7 @@ def _encode_objects(table, categories):
             flat.append(index.setdefault(value, len(index)))
         except TypeError:
             raise ValueError(f"rating {value!r} is neither a label nor a set of labels") from None
-    codes = np.array(flat, dtype=np.int64).reshape(table.shape)
-    coded = _Coded(codes, list(index))
-    _check_one_kind(coded.labels)
-    return coded if categories is None else _recode_to_categories(coded, categories)
+    return _Coded(np.array(flat, dtype=np.int64).reshape(table.shape), list(index))
 
 
 def _check_one_kind(labels):

@@ -14,12 +14,27 @@ so neither enters the question's reliability units; both are counted.
 Questions and their conditions are those of each codebook's current version, as on
 the review page; a unit is an item, whoever's codings of it there are (in the
 reliability sample or not), and counts once it holds two or more values.
+
+At scale (a 100,000-item study: 200,000 codings, 2 million decisions) the codings are
+read once, as tuples, in chunks, and each answer becomes an integer code into its
+question's distinct answers at once: every question's units x coders matrix is built in
+that one pass, and no coding is held as a Python object beyond its chunk. The decisions
+are read grouped by value (a few hundred rows), beside the codings where the database
+allows. Memory then grows by a few bytes per coding and question; the metrics' tables by
+the square of a question's distinct values. docs/performance.md has the figures.
 """
 
-from dataclasses import dataclass
+import gc
+import itertools
+import json
+import threading
+from contextlib import contextmanager
 
 import numpy as np
-from django.db.models import OuterRef, Subquery
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from django.db.models import Aggregate, Field, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from .codebooks import YES_NO, is_shown
@@ -30,71 +45,326 @@ from .reliability_metrics import Variable, display, measure
 ROUNDS = (Item.Round.MAIN.value, Item.Round.CALIBRATION.value)
 N_BOOT = 1000
 EMPTY = (None, "", ())  # no answer; a multiple choice is read as a tuple
-
-
-@dataclass
-class Codings:
-    """One round's independent codings of one codebook, as parallel columns."""
-
-    items: np.ndarray
-    coders: list
-    values: list
+# Codings per fetch from the database (a server-side cursor on PostgreSQL) and per
+# column-wise step: only this many codings' answers are ever held as Python objects.
+CHUNK = 2000
 
 
 def study_report(study, *, n_boot=N_BOOT, seed=0, progress=None):
     """The report of every round, as plain JSON values. Seeded: the same codings give
-    the same numbers, intervals included."""
+    the same numbers, intervals included; nor does the order rows arrive in matter."""
     progress = progress or (lambda done, total=None, message="": None)
-    groups, n_codings, last_id = _independent(study)
-    decisions = _current_decisions(study)
     codebooks = {c.pk: c for c in study.codebooks.all()}
-    total = sum(len(_questions(codebooks[book])) for _, book in groups) or 1
+    questions = {pk: _questions(book) for pk, book in codebooks.items()}
+    with _without_gc():
+        decisions = _Beside(_decisions, study)
+        with _reading():
+            groups, n_codings, last_id = _independent(study, questions)
+        methods = _place_decisions(decisions.result(), groups)
+    total = sum(len(questions[book]) for _, book in groups) or 1
     done = 0
     rounds = {}
     for round in ROUNDS:
         books = []
-        for (group_round, book), codings in sorted(groups.items()):
+        for (group_round, book), group in sorted(groups.items()):
             if group_round != round:
                 continue
-            books.append(_codebook_report(codebooks[book], codings, decisions, n_boot, seed))
+            books.append(_codebook_report(codebooks[book], group, n_boot, seed))
             done += len(books[-1]["questions"])
             progress(done, total, f"{round} round: {codebooks[book].name}")
-        rounds[round] = _round_summary(round, groups, decisions, books)
+        rounds[round] = _round_summary(round, groups, methods.get(round, {}), books)
     return {"study": study.slug, "computed_at": timezone.now().isoformat(),
             "n_codings": n_codings, "last_coding_id": last_id, "rounds": rounds}
 
 
-def _independent(study):
-    """{(round, codebook id): Codings}, how many codings, and the newest coding's id."""
-    rows = (independent_codings(study)
+# --- reading: one pass over the codings, one query for the decisions ------------------
+
+# On PostgreSQL the reads below stream through server-side cursors, which the planner
+# plans for a tenth of their rows by default (cursor_tuple_fraction): plans that start
+# fast and finish several times slower. These reads take every row, so say so; and skip
+# JIT compilation, which costs more than it saves on a plain scan.
+READ_SETTINGS = {"cursor_tuple_fraction": "1", "jit": "off"}
+
+
+@contextmanager
+def _reading():
+    """The reads in one transaction (PostgreSQL), with READ_SETTINGS for its duration.
+
+    Not on SQLite, where a transaction here takes the write lock coders need."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    names = list(READ_SETTINGS)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join(["current_setting(%s)"] * len(names)), names)
+        before = cursor.fetchone()
+        cursor.execute(_set_config(names), [x for n in names for x in (n, READ_SETTINGS[n])])
+        yield
+        cursor.execute(_set_config(names), [x for n, v in zip(names, before) for x in (n, v)])
+
+
+@contextmanager
+def _without_gc():
+    """The cyclic garbage collector paused while the codings stream through. Their decoded
+    answers hold no cycles (reference counting frees each chunk), but allocating them
+    would trigger collections that walk every live object again and again: a fifth of
+    the reading time at 100,000 items."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _set_config(names):
+    return "SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(names))
+
+
+def _independent(study, questions):
+    """{(round, codebook id): _Group} of the independent codings, how many there are, and
+    the newest one's id: one pass that fills every question's column of codes."""
+    rows = (independent_codings(study).order_by()
             .values_list("pk", "assignment__item_id", "assignment__item__round",
-                         "assignment__item__codebook_id", "assignment__coder__username",
-                         "values")
-            .order_by("pk"))
-    columns = {}
+                         "assignment__item__codebook_id", "assignment__coder_id",
+                         Cast("values", TextField()))
+            .iterator(chunk_size=CHUNK))
+    groups = {}
     count = last = 0
-    for pk, item, round, book, coder, values in rows.iterator(chunk_size=5000):
-        group = columns.setdefault((round, book), ([], [], []))
-        group[0].append(item)
-        group[1].append(coder)
-        group[2].append(values)
-        count, last = count + 1, max(last, pk)
-    groups = {key: Codings(np.array(items, dtype=np.int64), coders, values)
-              for key, (items, coders, values) in columns.items()}
+    while chunk := list(itertools.islice(rows, CHUNK)):
+        # The answers as JSON text, read with one decoder call per chunk: a third less
+        # time than a call per coding, and each key is read once per chunk.
+        values = json.loads("[" + ",".join([row[5] for row in chunk]) + "]")
+        pks = np.array([row[0] for row in chunk], dtype=np.int64)
+        items = np.array([row[1] for row in chunk], dtype=np.int64)
+        coders = np.array([row[4] for row in chunk], dtype=np.int64)
+        keys = [(row[2], row[3]) for row in chunk]
+        for key in dict.fromkeys(keys):
+            if key not in groups:
+                groups[key] = _Group(questions.get(key[1], []))
+            if len(keys) == keys.count(key):  # the usual case: one round, one codebook
+                groups[key].add(pks, items, coders, values)
+                continue
+            mine = [i for i, k in enumerate(keys) if k == key]
+            groups[key].add(pks[mine], items[mine], coders[mine], [values[i] for i in mine])
+        count += len(chunk)
+        last = max(last, int(pks.max()))
+    names = dict(get_user_model().objects.filter(
+        pk__in={int(c) for g in groups.values() for c in np.unique(g.coder_ids())})
+        .values_list("pk", "username"))
+    for group in groups.values():
+        group.finish(names)
     return groups, count, last
 
 
-def _current_decisions(study):
-    """{item id: {question key: (value, method)}}: each question's highest revision."""
-    latest = (Decision.objects.filter(item=OuterRef("item"), question_key=OuterRef("question_key"))
-              .order_by("-revision").values("revision")[:1])
-    rows = (Decision.objects.filter(item__study=study, item__deleted_at__isnull=True,
-                                    revision=Subquery(latest))
-            .values_list("item_id", "question_key", "value", "method"))
-    decisions = {}
-    for item, key, value, method in rows.iterator(chunk_size=5000):
-        decisions.setdefault(item, {})[key] = (value, method)
-    return decisions
+class _Group:
+    """One round's independent codings of one codebook: who coded which item, and per
+    question a column of codes (see _Column). Filled chunk by chunk, then finished."""
+
+    def __init__(self, questions):
+        self.columns = [_Column(q) for q in questions]
+        self._chunks = []  # (pks, items, coder ids) per chunk
+
+    def add(self, pks, items, coders, values):
+        """Codings: their ids, item ids, coder ids (arrays) and answers (dicts)."""
+        self._chunks.append((pks, items, coders))
+        for column in self.columns:
+            column.add(values)
+
+    def coder_ids(self):
+        return np.concatenate([c[2] for c in self._chunks])
+
+    def finish(self, names):
+        pks, items, coder_ids = (np.concatenate(part) for part in zip(*self._chunks))
+        self._chunks = None
+        self.n_codings = len(items)
+        self.units, self.unit_index = np.unique(items, return_inverse=True)
+        ids, inverse = np.unique(coder_ids, return_inverse=True)
+        self.coders = sorted({names[int(i)] for i in ids})
+        position = np.array([self.coders.index(names[int(i)]) for i in ids], dtype=np.int64)
+        self.coder_index = position[inverse]
+        for column in self.columns:
+            column.finish(pks, len(self.units))
+
+
+class _Column:
+    """One question's answers in a group, as codes into its distinct answers.
+
+    While reading, each answer becomes a provisional code: its position among the
+    question's distinct answers in the order met (-1 for no answer). Answers that are
+    equal are one code (7 and 7.0 too, as dict keys), so a number question holds each
+    number once however many units gave it. Finished, the distinct answers are ordered
+    as the codings' ids first gave them (the report does not depend on the order rows
+    arrive in), then decided values no coder gave, by unit.
+    """
+
+    def __init__(self, question):
+        self.question = question
+        self.key = question.key
+        self.is_text = question.kind == Question.Kind.TEXT
+        self.is_multiple = question.kind == Question.Kind.MULTIPLE
+        self.index = dict.fromkeys(EMPTY, -1)
+        self.values = []
+        self._codes, self._applicable = [], []
+        self.decided = None
+
+    def add(self, values):
+        answers = list(map(dict.get, values, itertools.repeat(self.key)))
+        if self.is_text:  # only answered or not: free text is not measured
+            codes = [-1 if a in EMPTY else 0 for a in answers]
+        else:
+            if self.is_multiple:
+                answers = [tuple(a) if type(a) is list else a for a in answers]
+            try:
+                codes = list(map(self.index.__getitem__, answers))
+            except (KeyError, TypeError):  # an answer not met before (or a list)
+                codes = [self.code(a) for a in answers]
+        self._codes.append(np.array(codes, dtype=np.int32))
+        if self.question.show_if:
+            self._applicable.append(np.fromiter(
+                (is_shown(self.question, v) for v in values), bool, len(values)))
+
+    def code(self, answer):
+        answer = _hashable(answer)
+        code = self.index.get(answer)
+        if code is None:
+            code = self.index[answer] = len(self.values)
+            self.values.append(answer)
+        return code
+
+    def finish(self, pks, n_units):
+        self.codes = np.concatenate(self._codes)
+        self.applicable = (np.concatenate(self._applicable) if self._applicable
+                           else np.ones(len(self.codes), dtype=bool))
+        self._codes = self._applicable = None
+        # The smallest coding id giving each distinct answer: its place in the order.
+        self.first = np.full(len(self.values), np.iinfo(np.int64).max, dtype=np.int64)
+        if not self.is_text:  # whose codes are only "answered" (0) or not
+            given = self.codes >= 0
+            np.minimum.at(self.first, self.codes[given], pks[given])
+        self.decided = np.full(n_units, -1, dtype=np.int32)
+
+    def decided_code(self, value):
+        """The provisional code of a decided value; -1 if it is no answer to the question."""
+        answer = _decided_answer(self.question, (value, None))
+        return -1 if answer is None else self.code(answer)
+
+    def labelled(self):
+        """(Scale, codes, decided): the codes and decisions as labels of the Scale."""
+        never = np.iinfo(np.int64).max
+        # Values met first in the decisions have no coding id: they come after the rest.
+        first = np.append(self.first, np.full(len(self.values) - len(self.first), never))
+        first_unit = np.full(len(self.values), never, dtype=np.int64)
+        given = self.decided >= 0
+        np.minimum.at(first_unit, self.decided[given], np.flatnonzero(given))
+        order = np.lexsort((first_unit, first))
+        scale = Scale(self.question, [self.values[i] for i in order])
+        remap = np.array([scale.index[v] for v in self.values] + [-1], dtype=np.int64)
+        return scale, remap[self.codes], remap[self.decided]
+
+
+def _decisions(study):
+    """{question key: [(item ids, value, method, revision)]}: every decision revision.
+
+    One query, grouped by question, value, method and revision: a row holds the ids of
+    every item given that value that way, so a study's millions of decisions cross to
+    Python as a few hundred rows, and each distinct value is read once. Which revision
+    is current is settled by _place_decisions with numpy: a correlated subquery or an
+    anti-join per row costs the database more than the whole scan.
+    """
+    rows = (Decision.objects.filter(item__study=study, item__deleted_at__isnull=True)
+            .order_by().values("question_key", "value", "method", "revision")
+            .annotate(items=_IdList("item_id"))
+            .values_list("question_key", "value", "method", "revision", "items"))
+    by_key = {}
+    for key, value, method, revision, items in rows.iterator(chunk_size=100):
+        items = json.loads(items) if isinstance(items, str) else items
+        by_key.setdefault(key, []).append((np.array(items, dtype=np.int64), value, method,
+                                           revision))
+    return by_key
+
+
+def _place_decisions(by_key, groups):
+    """Put each question's current decisions (an item and question's highest revision)
+    into its column; {round: {method: count}} over the round's coded items."""
+    # Every coded item once, sorted: its group and its unit in the group.
+    keys = list(groups)
+    coded = np.concatenate([g.units for g in groups.values()] + [np.array([], np.int64)])
+    group_of = np.repeat(np.arange(len(keys)), [len(g.units) for g in groups.values()])
+    unit_of = np.concatenate([np.arange(len(g.units)) for g in groups.values()] +
+                             [np.array([], np.int64)])
+    order = np.argsort(coded)
+    coded, group_of, unit_of = coded[order], group_of[order], unit_of[order]
+    methods = {}
+    for key, parts in by_key.items():
+        items = np.concatenate([p[0] for p in parts])
+        part = np.repeat(np.arange(len(parts)), [len(p[0]) for p in parts])
+        revision = np.repeat([p[3] for p in parts], [len(p[0]) for p in parts])
+        # The highest revision of each item: last of its run once sorted by (item, revision).
+        order = np.lexsort((revision, items))
+        items, part = items[order], part[order]
+        current = np.append(items[1:] != items[:-1], True)
+        items, part = items[current], part[current]
+        at = np.searchsorted(coded, items).clip(max=max(len(coded) - 1, 0))
+        found = coded[at] == items if len(coded) else np.zeros(len(items), dtype=bool)
+        for g, (round, book) in enumerate(keys):
+            mine = found & (group_of[at] == g)
+            if not mine.any():
+                continue
+            counts = methods.setdefault(round, {})
+            for p, n in zip(*np.unique(part[mine], return_counts=True)):
+                counts[parts[p][2]] = counts.get(parts[p][2], 0) + int(n)
+            column = next((c for c in groups[keys[g]].columns if c.key == key), None)
+            if column is not None and not column.is_text:
+                codes = np.full(len(parts), -1, dtype=np.int32)
+                for p in np.unique(part[mine]):  # only values decided in this group
+                    codes[p] = column.decided_code(parts[p][1])
+                column.decided[unit_of[at[mine]]] = codes[part[mine]]
+    return methods
+
+
+class _Beside:
+    """`function(*args)` run in a thread with its own database connection, so that the
+    database works on it while this thread streams the codings: on 2 cores, the
+    decisions' scan then costs no time. Only on PostgreSQL outside a transaction (another
+    connection would not see a transaction's own rows, as in tests); otherwise it runs
+    when its result is asked for."""
+
+    def __init__(self, function, *args):
+        self.call, self.value, self.error, self.thread = (function, args), None, None, None
+        if connection.vendor == "postgresql" and not connection.in_atomic_block:
+            self.thread = threading.Thread(target=self._run, name="agreement-decisions",
+                                           daemon=True)
+            self.thread.start()
+
+    def _run(self):
+        try:
+            with _reading():
+                self.value = self.call[0](*self.call[1])
+        except BaseException as error:  # handed to the caller by result()
+            self.error = error
+        finally:
+            connection.close()  # this thread's own connection
+
+    def result(self):
+        if self.thread is None:
+            with _reading():
+                return self.call[0](*self.call[1])
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+class _IdList(Aggregate):
+    """The group's values as a list: an array on PostgreSQL, JSON text on SQLite."""
+
+    function = "ARRAY_AGG"
+    output_field = Field()
+
+    def as_sqlite(self, compiler, connection, **extra):
+        return self.as_sql(compiler, connection, function="JSON_GROUP_ARRAY", **extra)
 
 
 def _questions(codebook):
@@ -104,60 +374,30 @@ def _questions(codebook):
 
 # --- one codebook, one question ------------------------------------------------------
 
-def _codebook_report(codebook, codings, decisions, n_boot, seed):
+def _codebook_report(codebook, group, n_boot, seed):
     version = codebook.current_version()
-    units, unit_index = np.unique(codings.items, return_inverse=True)
-    coders = sorted(set(codings.coders))
-    position = {coder: i for i, coder in enumerate(coders)}
-    coder_index = np.array([position[c] for c in codings.coders], dtype=np.int64)
-    layout = (units, unit_index, coders, coder_index)
     return {"id": codebook.pk, "name": codebook.name, "applies_to": codebook.applies_to,
             "version": version.number if version else None,
-            "questions": [_question_report(q, codings, layout, decisions, n_boot, seed)
-                          for q in _questions(codebook)]}
+            "questions": [_question_report(column, group, n_boot, seed)
+                          for column in group.columns]}
 
 
-def _question_report(question, codings, layout, decisions, n_boot, seed):
-    units, unit_index, coders, coder_index = layout
-    answers, applicable = _answers(question, codings.values)
+def _question_report(column, group, n_boot, seed):
+    question, applicable = column.question, column.applicable
     report = {"key": question.key, "text": question.text, "kind": question.kind,
-              "level": question.level, "codings": len(answers)}
-    decided = _decided(question, units, decisions)
-    distinct = dict.fromkeys(answers)
-    scale = Scale(question, [a for a in distinct if a not in EMPTY] +
-                  [d for d in decided if d is not None])
-    # One dict lookup per value: an answer's label, or -1 for no answer.
-    raw = np.fromiter(map({**scale.index, **dict.fromkeys(EMPTY, -1)}.__getitem__, answers),
-                      np.int64, len(answers))
-    report |= {"not_applicable": int((~applicable).sum()),
-               "missing": int((applicable & (raw < 0)).sum())}
-    if question.kind == Question.Kind.TEXT:
+              "level": question.level, "codings": len(column.codes)}
+    missing = applicable & (column.codes < 0)
+    report |= {"not_applicable": int((~applicable).sum()), "missing": int(missing.sum())}
+    if column.is_text:
         return report | {"metric": None, "units": 0,
                          "note": "Free text: not coded into categories, so not measured."}
-    codes = np.full((len(units), len(coders)), -1, dtype=np.int64)
-    codes[unit_index, coder_index] = np.where(applicable, raw, -1)
-    variable = Variable(
-        level=scale.level, labels=scale.labels, codes=codes, coders=coders, options=scale.options,
-        decided=np.array([-1 if d is None else scale.index[d] for d in decided], dtype=np.int64),
-        numbers=scale.numbers)
+    scale, raw, decided = column.labelled()
+    codes = np.full((len(group.units), len(group.coders)), -1, dtype=np.int64)
+    codes[group.unit_index, group.coder_index] = np.where(applicable, raw, -1)
+    variable = Variable(level=scale.level, labels=scale.labels, codes=codes, coders=group.coders,
+                        options=scale.options, decided=decided, numbers=scale.numbers)
     report["units_coded"] = int(((codes >= 0).sum(axis=1) >= 1).sum())
     return report | {"metric": scale.level, "note": scale.note} | measure(variable, n_boot, seed)
-
-
-def _answers(question, values):
-    """Each coding's answer (a multiple choice as a tuple), and where the question applied.
-
-    It did not apply where the coder's own answers left its condition unmet: "not
-    applicable". Where it applied and holds no answer, the answer is missing.
-    """
-    answers = [v.get(question.key) for v in values]
-    if question.kind == Question.Kind.MULTIPLE:
-        answers = [_hashable(a) for a in answers]
-    if question.show_if:
-        applicable = np.array([is_shown(question, v) for v in values], dtype=bool)
-    else:
-        applicable = np.ones(len(values), dtype=bool)
-    return answers, applicable
 
 
 def _hashable(answer):
@@ -165,30 +405,21 @@ def _hashable(answer):
     return tuple(answer) if isinstance(answer, list) else answer
 
 
-def _decided(question, units, decisions):
-    """Per unit, the current decision's answer to the question, or None."""
-    decided = [None] * len(units)
-    if not decisions:
-        return decided
-    position = {unit: i for i, unit in enumerate(units.tolist())}
-    for item, answers in decisions.items():
-        if item in position and question.key in answers:
-            decided[position[item]] = _decided_answer(question, answers[question.key])
-    return decided
-
-
 def _decided_answer(question, decision):
     """The decided value if it is an answer to the question (not a 'not applicable' mark)."""
-    if decision is None or _hashable(decision[0]) in EMPTY:
+    value = decision[0] if decision is not None else None
+    try:
+        if _hashable(value) in EMPTY:
+            return None
+        allowed = set(_options(question))
+        if question.kind == Question.Kind.MULTIPLE:
+            ok = isinstance(value, list) and set(value) <= allowed
+        elif question.kind == Question.Kind.NUMBER:
+            ok = _is_number(value) or value in allowed
+        else:
+            ok = value in allowed
+    except TypeError:  # a value no answer can be (a list in a list, an object)
         return None
-    value = decision[0]
-    allowed = set(_options(question))
-    if question.kind == Question.Kind.MULTIPLE:
-        ok = isinstance(value, list) and set(value) <= allowed
-    elif question.kind == Question.Kind.NUMBER:
-        ok = _is_number(value) or value in allowed
-    else:
-        ok = value in allowed
     return _hashable(value) if ok else None
 
 
@@ -252,17 +483,11 @@ def _is_number(value):
 
 # --- a round ------------------------------------------------------------------------
 
-def _round_summary(round, groups, decisions, books):
-    codings = [c for (r, _), c in groups.items() if r == round]
-    items = np.concatenate([c.items for c in codings]) if codings else np.array([], np.int64)
-    per_item = np.unique(items, return_counts=True)[1]
-    methods = {}
-    round_items = set(items.tolist())
-    for item, answers in decisions.items():
-        if item in round_items:
-            for _, method in answers.values():
-                methods[method] = methods.get(method, 0) + 1
-    return {"round": round, "n_codings": int(len(items)), "items": int(len(per_item)),
-            "items_with_two_or_more": int((per_item >= 2).sum()),
-            "coders": sorted({coder for c in codings for coder in c.coders}),
-            "decisions": methods, "codebooks": books}
+def _round_summary(round, groups, methods, books):
+    mine = [g for (r, _), g in groups.items() if r == round]
+    # An item has one round and one codebook, so it is a unit of one group only.
+    per_item = np.concatenate([np.bincount(g.unit_index) for g in mine] or [np.array([], int)])
+    return {"round": round, "n_codings": int(sum(g.n_codings for g in mine)),
+            "items": int(len(per_item)), "items_with_two_or_more": int((per_item >= 2).sum()),
+            "coders": sorted({coder for g in mine for coder in g.coders}),
+            "decisions": dict(sorted(methods.items())), "codebooks": books}

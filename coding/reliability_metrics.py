@@ -148,8 +148,8 @@ def _categories(v):
         return []
     pairs = _pairs(v.codes, size)
     used = np.bincount(v.codes[v.codes >= 0], minlength=size)
-    return [_category(v.labels[k], used[k], used.sum(), pairs[k, k], pairs[k].sum(),
-                      np.where(v.codes >= 0, v.codes == k, np.nan))
+    alphas = _binary_alphas(v.codes, size)
+    return [_category(v.labels[k], used[k], used.sum(), pairs[k, k], pairs[k].sum(), alphas[k])
             for k in range(size)]
 
 
@@ -160,22 +160,35 @@ def _options(v):
     for option in v.options:
         # One more entry, False, for code -1 (no value), which indexes the last.
         chosen = np.array([option in label for label in v.labels] + [False])
-        binary = np.where(present, chosen[v.codes], np.nan)
-        pairs = _pairs(np.where(present, binary, -1).astype(np.int64), 2)
-        rows.append(_category(option, int(np.nansum(binary)), int(present.sum()),
-                              pairs[1, 1], pairs[1].sum(), binary))
+        binary = np.where(present, chosen[v.codes], -1).astype(np.int64)
+        pairs = _pairs(binary, 2)
+        rows.append(_category(option, int((binary == 1).sum()), int(present.sum()),
+                              pairs[1, 1], pairs[1].sum(), _binary_alphas(binary, 2)[1]))
     return rows
 
 
-def _category(label, n, total, agreeing_ends, all_ends, binary):
-    result = {"undefined": {}}
-    alpha = (_metric(result, "alpha", agreement.krippendorff_alpha, binary, "nominal")
-             if n else None)
+def _binary_alphas(codes, size):
+    """Per category k, nominal alpha of "k or not k" (NaN where undefined): from the
+    coincidence matrix o of all categories, since the binary matrix has o_kk, o_k,not-k =
+    n_k - o_kk and n_not-k = n - n_k, so alpha = 1 - (n - 1) o_k,not-k / (n_k n_not-k).
+    The same value as agreement.krippendorff_alpha on the binary ratings, without a pass
+    over the ratings per category."""
+    matrix = agreement._coincidences(codes, size)
+    totals = matrix.sum(axis=0)
+    n = totals.sum()
+    expected = totals * (n - totals)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alphas = 1 - (n - 1) * (totals - np.diag(matrix)) / expected
+    alphas[expected == 0] = np.nan
+    return alphas
+
+
+def _category(label, n, total, agreeing_ends, all_ends, alpha):
     return {"value": _json_label(label), "label": display(label), "n": int(n),
             "share": float(n / total) if total else None,
             # Fleiss (1975) specific agreement: 2a / (2a + b + c) for this category.
             "specific_agreement": float(agreeing_ends / all_ends) if all_ends else None,
-            "alpha": alpha}
+            "alpha": float(alpha) if n and alpha == alpha else None}
 
 
 def _coder_pairs(v):
