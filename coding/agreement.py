@@ -199,14 +199,13 @@ def _encode_hashable(table):
     """The fast path: one dict lookup per rating, then each distinct value read once (a
     missing marker, a set to turn into a frozenset, or a label). None when a rating is
     unhashable (a list or a set), which _encode_each reads one by one."""
-    seen = {}
+    flat = table.ravel().tolist()
     try:
-        flat = [seen.setdefault(value, len(seen)) for value in table.ravel().tolist()]
+        seen = {value: code for code, value in enumerate(dict.fromkeys(flat))}
     except TypeError:
         return None
     index = {}
-    remap = np.empty(len(seen) + 1, dtype=np.int64)
-    remap[-1] = -1
+    remap = np.empty(len(seen), dtype=np.int64)
     for value, code in seen.items():
         if _is_missing(value):
             remap[code] = -1
@@ -217,8 +216,8 @@ def _encode_hashable(table):
             remap[code] = index.setdefault(value, len(index))
         except TypeError:  # a tuple holding something unhashable
             return None
-    codes = remap[np.array(flat, dtype=np.int64)].reshape(table.shape)
-    return _Coded(codes, list(index))
+    codes = remap[np.fromiter(map(seen.__getitem__, flat), np.int64, len(flat))]
+    return _Coded(codes.reshape(table.shape), list(index))
 
 
 def _encode_each(table):
@@ -491,7 +490,20 @@ def krippendorff_alpha(ratings, level="nominal", categories=None):
     """
     if level not in LEVELS:
         raise ValueError(f"unknown level {level!r}; use one of {', '.join(LEVELS)}")
-    coded = _coded_for_level(_encode(ratings, categories), level, categories)
+    return _alpha(_coded_for_level(_encode(ratings, categories), level, categories), level)
+
+
+def _alpha_of_codes(codes, labels, level="nominal"):
+    """krippendorff_alpha of ratings already encoded: ``codes[unit, coder]`` indexes
+    ``labels`` (-1 where missing), which are numbers for interval and ratio, sets for
+    masi and jaccard, and in rank order for ordinal. Labels no code uses change nothing."""
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}; use one of {', '.join(LEVELS)}")
+    coded = _Coded(np.asarray(codes, dtype=np.int64), list(labels))
+    return _alpha(_coded_for_level(coded, level, coded.labels), level)
+
+
+def _alpha(coded, level):
     matrix = _coincidences(coded.codes, coded.n_categories)
     totals = matrix.sum(axis=0)
     n_pairable = totals.sum()

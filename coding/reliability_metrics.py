@@ -51,6 +51,17 @@ class Variable:
                        coders=[c for c, keep in zip(self.coders, columns) if keep],
                        decided=None if self.decided is None else self.decided[rows])
 
+    def coded(self, codes=None):
+        """``codes`` and the labels they index as alpha reads them at this level: numbers
+        for interval and ratio (where an option such as "not reported" is no value), sets
+        for MASI, else positions in the labels' order."""
+        codes = self.codes if codes is None else codes
+        if self.numbers is None:
+            return codes, self.labels if self.is_sets else range(len(self.labels))
+        keep = ~np.isnan(self.numbers)
+        position = np.append(np.where(keep, np.cumsum(keep) - 1, -1), -1)
+        return position[codes], self.numbers[keep].tolist()
+
     def for_alpha(self, codes=None):
         """``codes`` as the metrics take them at this level (NaN or None where missing)."""
         codes = self.codes if codes is None else codes
@@ -112,12 +123,11 @@ def _kappa(v, result):
 
 
 def _alpha(v, result, n_boot, seed):
-    ratings = v.for_alpha()
-    value = _metric(result, "alpha", agreement.krippendorff_alpha, ratings, v.level)
+    value = _metric(result, "alpha", agreement._alpha_of_codes, *v.coded(), v.level)
     low = high = None
     if value is not None:
         low, high = (None if x != x else x for x in
-                     alpha_interval(ratings, v.level, CONFIDENCE, n_boot, seed))
+                     alpha_interval(v.for_alpha(), v.level, CONFIDENCE, n_boot, seed))
     return {"value": value, "low": low, "high": high, "level": v.level,
             "verdict": verdict(value), "confidence": CONFIDENCE, "resamples": n_boot}
 
@@ -219,7 +229,7 @@ def _against_decisions(v):
 
 def _two_columns(v, codes):
     result = {"undefined": {}}
-    alpha = _metric(result, "alpha", agreement.krippendorff_alpha, v.for_alpha(codes), v.level)
+    alpha = _metric(result, "alpha", agreement._alpha_of_codes, *v.coded(codes), v.level)
     return {"units": len(codes), "percent_agreement": float(np.mean(codes[:, 0] == codes[:, 1])),
             "alpha": alpha}
 
