@@ -85,7 +85,7 @@ def measure(variable, n_boot=1000, seed=0):
     result["kappa"] = _kappa(v, result)
     result["alpha"] = _alpha(v, result, n_boot, seed)
     result["categories"] = _options(v) if v.is_sets else _categories(v)
-    result["confusion"] = None if v.is_sets else _table(v.labels, _pairs(v.codes, len(v.labels)))
+    result["confusion"] = None if v.is_sets else _table(v.labels, v.codes, _pairs)
     result["coder_pairs"] = _coder_pairs(v)
     result["against_decisions"] = _against_decisions(v)
     return result
@@ -221,8 +221,7 @@ def _against_decisions(v):
         if both.any():
             codes = np.column_stack([v.codes[both, i], v.decided[both]])
             row = {"coder": coder, **_two_columns(v, codes)}
-            row["confusion"] = None if v.is_sets else _table(
-                v.labels, _cross(codes, len(v.labels)))
+            row["confusion"] = None if v.is_sets else _table(v.labels, codes, _cross)
             rows.append(row)
     return rows
 
@@ -240,13 +239,17 @@ def _cross(codes, size):
     return counts.reshape(size, size)
 
 
-def _table(labels, counts):
-    """A confusion table over the labels that occur in it; None when empty or too big to read."""
-    used = np.flatnonzero(counts.sum(axis=0) + counts.sum(axis=1))
+def _table(labels, codes, count):
+    """A confusion table, `count(codes, size)`, over the labels that occur in `codes`; None
+    when none do or too many to read. Counted over those labels alone: a question with
+    thousands of distinct values allocates nothing to find it has no table."""
+    used = np.unique(codes[codes >= 0])
     if not 0 < len(used) <= MAX_TABLE:
         return None
+    position = np.full(len(labels) + 1, -1, dtype=np.int64)  # the last one for code -1
+    position[used] = np.arange(len(used))
     return {"labels": [display(labels[k]) for k in used],
-            "counts": counts[np.ix_(used, used)].tolist()}
+            "counts": count(position[codes], len(used)).tolist()}
 
 
 # --- labels ------------------------------------------------------------------------
