@@ -10,16 +10,20 @@ reliability uses, and a decision an adjudicator made is never replaced by an
 automatic one.
 """
 
+import base64
+import json
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Count, F, Max, OuterRef, Q, Subquery
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from .codebooks import check_answer, is_shown
 from .codings import independent_codings
-from .models import Assignment, Coding, Decision, Exposure, Item, Role
+from .models import Assignment, Coding, Decision, Exposure, Item, Role, StoredDisagreement
 
 NOT_APPLICABLE = "n/a"  # the question's condition was not met for this coder
 MISSING = "missing"  # the question applied but the coder left it unanswered
@@ -106,14 +110,15 @@ def settle_item(item):
     item = (Item.objects.select_for_update(of=("self",)).select_related("study", "codebook")
             .get(pk=item.pk))
     if not complete_items(item.study).filter(pk=item.pk).exists():
+        StoredDisagreement.objects.filter(item=item).delete()  # e.g. its target went up
         return
     codings = gather([item])[item.pk]
     # The item's newest decision per question, read once; new ones written in one insert.
     current = {}
     for decision in Decision.objects.filter(item=item).order_by("question_key", "revision"):
         current[decision.question_key] = decision
-    settled, differs = [], False
-    for question in questions_of(item):
+    settled, differs, questions = [], False, questions_of(item)
+    for question in questions:
         groups = group_answers(codings.independent, question)
         if len(groups) == 1:
             method = (Decision.Method.SINGLE if len(codings.independent) == 1
@@ -125,10 +130,80 @@ def settle_item(item):
             revised = group_answers(codings.latest, question)
             if len(revised) == 1:
                 settled.append((question.key, revised[0][0], Decision.Method.CONSENSUS))
-    Decision.objects.bulk_create(filter(None, (
+    created = Decision.objects.bulk_create(filter(None, (
         _automatic(item, current.get(key), key, value, method) for key, value, method in settled)))
+    current.update((decision.question_key, decision) for decision in created)
     if differs and item.study.discussion_step and not item.discussion_opened_at:
-        Item.objects.filter(pk=item.pk).update(discussion_opened_at=timezone.now())
+        item.discussion_opened_at = timezone.now()
+        Item.objects.filter(pk=item.pk).update(discussion_opened_at=item.discussion_opened_at)
+    _store(item, stored_rows(item, codings, questions, current))
+
+
+# --- the stored disagreements (the review list's rows) ---------------------------------------
+
+def stored_rows(item, codings, questions, decisions):
+    """The StoredDisagreement rows the item has, from its codings and current decisions
+    ({question key: Decision}): unsaved, one per question whose independent answers differ."""
+    if len(codings.independent) < 2:
+        return []
+    last = max(c.submitted_at for c in codings.independent.values())
+    rows = []
+    for position, question in enumerate(questions):
+        groups = group_answers(codings.independent, question)
+        if len(groups) < 2:
+            continue
+        decision = decisions.get(question.key)
+        tokens = [str(v) for value, _ in groups for v in (value if isinstance(value, list) else [value])]
+        rows.append(StoredDisagreement(
+            study_id=item.study_id, item=item, question_key=question.key, position=position,
+            groups=[[value, [c.pk for c in coders]] for value, coders in groups],
+            group_count=len(groups),
+            coder_ids="," + ",".join(str(c.pk) for _, coders in groups for c in coders) + ",",
+            answer_tokens="|" + "|".join(tokens) + "|", last_coded=last,
+            in_discussion=item.discussion_opened_at is not None,
+            decision=decision, decided=decision is not None))
+    return rows
+
+
+def current_decisions(items):
+    """{(item id, question key): newest Decision} for the items, in one query."""
+    newest = {}
+    for decision in (Decision.objects.filter(item__in=items)
+                     .order_by("item_id", "question_key", "revision")):
+        newest[(decision.item_id, decision.question_key)] = decision
+    return newest
+
+
+def _store(item, rows):
+    """Replace the item's stored disagreements; under the item's row lock, in the
+    transaction that settles it, so they change with its codings or not at all."""
+    StoredDisagreement.objects.filter(item=item).delete()
+    if rows:
+        StoredDisagreement.objects.bulk_create(rows)
+
+
+@transaction.atomic
+def rebuild_disagreements(study, batch=500):
+    """Recompute the study's stored disagreements from codings and decisions; returns how
+    many rows it holds. What `manage.py rebuild_disagreements` runs."""
+    StoredDisagreement.objects.filter(study=study).delete()
+    complete = (complete_items(study).filter(submitted__gt=1).select_related("codebook")
+                .order_by("pk"))
+    questions, made = {}, 0
+    ids = list(complete.values_list("pk", flat=True))
+    for start in range(0, len(ids), batch):
+        items = list(Item.objects.filter(pk__in=ids[start:start + batch])
+                     .select_related("codebook", "study").order_by("pk"))
+        codings, decisions = gather(items), current_decisions(items)
+        rows = []
+        for item in items:
+            if item.codebook_id not in questions:
+                questions[item.codebook_id] = questions_of(item)
+            rows += stored_rows(item, codings[item.pk], questions[item.codebook_id],
+                                {key: d for (pk, key), d in decisions.items() if pk == item.pk})
+        StoredDisagreement.objects.bulk_create(rows, batch_size=1000)
+        made += len(rows)
+    return made
 
 
 def settle_study(study):
@@ -202,62 +277,117 @@ def decide(item, question_key, value, user, rationale=""):
              for c in [*codings.independent.values(), *codings.latest.values()]}
     if _key(value) not in given and not rationale.strip():
         raise ValidationError({question_key: "A value that no coder gave needs a rationale."})
-    return _append(item, question_key, value, Decision.Method.ADJUDICATED, user,
-                   rationale.strip())
+    decision = _append(item, question_key, value, Decision.Method.ADJUDICATED, user,
+                       rationale.strip())
+    StoredDisagreement.objects.filter(item=item, question_key=question_key).update(
+        decision=decision, decided=True)
+    return decision
 
 
 # --- the disagreement queue ---------------------------------------------------------------
 
-def disagreements(study, *, question=None, coders=None, category=None, status="open",
-                  order="most"):
-    """Items and questions whose independent codings differ, with the current decision.
+ORDER_FIELDS = {
+    "most": ("-group_count", "last_coded", "item_id", "position", "pk"),
+    "oldest": ("last_coded", "item_id", "position", "pk"),
+    "question": ("position", "last_coded", "item_id", "pk"),
+}
 
-    `coders`: a pair of usernames that must both be among those who differ;
-    `category`: an answer one of the coders gave; `status`: open, decided or all.
-    """
-    items = list(complete_items(study).filter(submitted__gt=1)
-                 .select_related("document", "codebook", "study"))
-    codings = gather(items)
-    decisions = {(d.item_id, d.question_key): d
-                 for d in Decision.objects.current().filter(item__in=items)}
-    questions = {}
-    found = []
-    for item in items:
-        held = codings[item.pk]
+
+def disagreement_query(study, *, question=None, coders=None, category=None, status="open",
+                       order="most"):
+    """The study's stored disagreements, filtered and in the review list's order.
+
+    `coders`: usernames that must all be among those who differ; `category`: an answer
+    one of the coders gave; `status`: open, decided or all."""
+    from django.contrib.auth import get_user_model
+
+    rows = StoredDisagreement.objects.filter(study=study, item__deleted_at__isnull=True)
+    if status == "open":
+        rows = rows.filter(decided=False)
+    elif status == "decided":
+        rows = rows.filter(decided=True)
+    if question:
+        rows = rows.filter(question_key=question)
+    if coders:
+        ids = list(get_user_model().objects.filter(username__in=set(coders))
+                   .values_list("pk", flat=True))
+        if len(ids) < len(set(coders)):
+            return rows.none()
+        for pk in ids:
+            rows = rows.filter(coder_ids__contains=f",{pk},")
+    if category:
+        rows = rows.filter(answer_tokens__contains=f"|{category}|")
+    return rows.order_by(*ORDER_FIELDS[order])
+
+
+def disagreements(study, *, after=None, limit=None, order="most", **filters):
+    """Disagreement rows for display: the first `limit` after the page token `after`
+    (all when no limit). Each row carries `token`, the page token that follows it."""
+    rows = disagreement_query(study, order=order, **filters)
+    if after:
+        rows = rows.filter(after_token(ORDER_FIELDS[order], after))
+    rows = rows.select_related("item__document", "item__codebook", "decision")
+    return present(list(rows[:limit] if limit else rows), order)
+
+
+def present(stored, order):
+    """Disagreement objects for stored rows: coders and questions in a query or two per
+    page (the questions of each codebook once), never per row."""
+    from django.contrib.auth import get_user_model
+
+    ids = {pk for row in stored for _, coders in row.groups for pk in coders}
+    users = get_user_model().objects.in_bulk(ids)
+    questions, found = {}, []
+    for row in stored:
+        item = row.item
         if item.codebook_id not in questions:
-            questions[item.codebook_id] = questions_of(item)
-        for position, q in enumerate(questions[item.codebook_id]):
-            groups = group_answers(held.independent, q)
-            if len(groups) < 2:
-                continue
-            decision = decisions.get((item.pk, q.key))
-            decided = decision is not None
-            if (status == "open" and decided) or (status == "decided" and not decided):
-                continue
-            row = Disagreement(item, q, groups, decision,
-                               max(c.submitted_at for c in held.independent.values()),
-                               item.discussion_opened_at is not None)
-            row.position = position
-            if _matches(row, question, coders, category):
-                found.append(row)
-    return sorted(found, key=_ordering(order))
+            questions[item.codebook_id] = {q.key: q for q in questions_of(item)}
+        question = questions[item.codebook_id].get(row.question_key)
+        if question is None:  # the codebook changed since: rebuild_disagreements catches up
+            continue
+        groups = [(value, [users[pk] for pk in coders if pk in users]) for value, coders in row.groups]
+        found.append(Disagreement(item, question, groups, row.decision, row.last_coded,
+                                  row.in_discussion))
+        found[-1].position = row.position
+        found[-1].token = make_token(ORDER_FIELDS[order], row)
+    return found
 
 
-def _matches(row, question, coders, category):
-    if question and row.question.key != question:
-        return False
-    if coders and not set(coders) <= set(row.coders):
-        return False
-    return not category or any(category in (v if isinstance(v, list) else [v])
-                               for v, _ in row.groups)
+def _token_value(row, field):
+    value = getattr(row, field.lstrip("-"))
+    return value.isoformat() if hasattr(value, "isoformat") else value
 
 
-def _ordering(order):
-    if order == "oldest":
-        return lambda row: (row.last_coded, row.item.pk, row.position)
-    if order == "question":
-        return lambda row: (row.position, row.last_coded, row.item.pk)
-    return lambda row: (-len(row.groups), row.last_coded, row.item.pk, row.position)
+def make_token(fields, row):
+    """The page token after this row: its values of the order's fields, as URL-safe text."""
+    raw = json.dumps([_token_value(row, f) for f in fields], separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def after_token(fields, token):
+    """Q for the rows after the token's row in the order of `fields` (keyset paging);
+    ValueError for a token that is not one."""
+    try:
+        values = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ValueError("not a page token") from error
+    if not isinstance(values, list) or len(values) != len(fields):
+        raise ValueError("not a page token")
+    parsed = []
+    for field, value in zip(fields, values):
+        name = field.lstrip("-")
+        if name == "last_coded":
+            value = parse_datetime(value) if isinstance(value, str) else None
+        if value is None or isinstance(value, bool) or not isinstance(value, int | datetime):
+            raise ValueError("not a page token")
+        parsed.append((name, field.startswith("-"), value))
+    after = Q(pk__in=[])
+    for n, (name, descending, value) in enumerate(parsed):
+        step = Q(**{f"{name}__{'lt' if descending else 'gt'}": value})
+        for earlier, _, earlier_value in parsed[:n]:
+            step &= Q(**{earlier: earlier_value})
+        after |= step
+    return after
 
 
 # --- what coders may see after the fact -----------------------------------------------

@@ -38,6 +38,7 @@ def record_coding(assignment, values, *, version=None, notes="", evidence=(),
     else NotHeld. The lock also keeps two submissions from taking one revision number,
     and a lease release from handing the slot away while this one is recorded.
     The phase asked for is raised to what the coder could have seen (`phase_for`).
+    The item is settled in the same transaction (coding.adjudication.settle_item).
     """
     version = version or assignment.item.codebook.current_version()
     cleaned = check_values(version, values, complete=True)
@@ -62,6 +63,11 @@ def record_coding(assignment, values, *, version=None, notes="", evidence=(),
         draft=None, draft_saved_at=None,
     )
     assignment.status = Assignment.Status.SUBMITTED
+    # In this transaction: the item's automatic decisions and stored disagreements change
+    # with the coding or not at all. Costs what the item holds, not what the study holds.
+    from .adjudication import settle_item  # adjudication builds on this module
+
+    settle_item(assignment.item)
     return coding
 
 
@@ -143,17 +149,9 @@ def submit(assignment, values, *, notes="", evidence=(), unsure=False, started_a
         Assignment.objects.filter(pk=assignment.pk).update(
             draft=refused.work, draft_saved_at=timezone.now())
         raise
-    transaction.on_commit(lambda: settle_after_submit(assignment.item))
     from .snapshots import schedule_agreement  # imports this module; cheap, debounced
     transaction.on_commit(lambda: schedule_agreement(assignment.item.study))
     return coding
-
-
-def settle_after_submit(item):
-    """Decide what the new coding settles (unanimous, single, consensus), after it commits."""
-    from .adjudication import settle_item  # adjudication builds on this module
-
-    settle_item(item)
 
 
 def seconds_since(start):

@@ -13,12 +13,12 @@ from django.db import transaction
 from ingest.models import Document, Post
 
 from . import presets
-from .adjudication import settle_study
+from .adjudication import rebuild_disagreements, settle_study
 from .codebooks import YES_NO, check_values, create_codebook, is_shown
 from .codings import record_coding
 from .queue import add_item, assign
 from .snapshots import take_snapshot
-from .models import Framework, Membership, Method, OptionName, Role, Study
+from .models import Framework, Membership, Method, OptionName, Role, StoredDisagreement, Study
 
 DEMO_SLUG = "rl-inclusion-demo"
 DEMO_PASSWORD = "workbench-demo"
@@ -72,6 +72,9 @@ def load_demo(report=lambda done, total=None, message="": None, seed=0):
     """Create the demo study once. Returns a summary; a second call changes nothing."""
     existing = Study.objects.filter(slug=DEMO_SLUG).first()
     if existing:
+        # A demo loaded before disagreements were stored gets them (derived data only).
+        if not StoredDisagreement.objects.filter(study=existing).exists():
+            rebuild_disagreements(existing)
         return {"study": existing.slug, "created": False}
     with transaction.atomic():
         study = _build(random.Random(seed), report)

@@ -248,6 +248,10 @@ def sync_targets(study):
     Item.objects.filter(study=study, round=MAIN, in_reliability_sample=True).update(
         target=study.overlap)
     Item.objects.filter(study=study, round=MAIN, in_reliability_sample=False).update(target=1)
+    # Which items are complete changed with their targets: so did their disagreements.
+    from .adjudication import rebuild_disagreements  # adjudication builds on this module
+
+    rebuild_disagreements(study)
 
 
 def stratum(item, field):

@@ -5,6 +5,9 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import BasePagination
+from rest_framework.utils.urls import replace_query_param
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -52,11 +55,54 @@ class DisagreementSerializer(serializers.Serializer):
         return groups_payload(row.groups, lambda coder: coder.username)
 
 
+class KeysetPaging(BasePagination):
+    """?limit= and ?after=<token>: pages of a stored, indexed list by the last row's place in
+    its order, so a deep page costs what the first does. `count` is the filtered total."""
+
+    default_limit, max_limit = 50, 500
+
+    def paginate_queryset(self, queryset, request, view=None):
+        try:
+            limit = min(max(int(request.query_params.get("limit", self.default_limit)), 1),
+                        self.max_limit)
+        except ValueError:
+            raise ValidationError({"limit": "a whole number from 1 to 500"}) from None
+        try:
+            rows = queryset(after=request.query_params.get("after") or None, limit=limit + 1)
+        except ValueError:
+            raise ValidationError({"after": "not a page token of this list"}) from None
+        self.request, self.count = request, view.total
+        self.next = (replace_query_param(request.build_absolute_uri(), "after", rows[limit - 1].token)
+                     if len(rows) > limit else None)
+        return rows[:limit]
+
+    def get_paginated_response(self, data):
+        return Response({"count": self.count, "next": self.next, "results": data})
+
+    def get_paginated_response_schema(self, schema):
+        return {"type": "object", "required": ["count", "results"], "properties": {
+            "count": {"type": "integer", "description": "Rows matching the filters."},
+            "next": {"type": "string", "nullable": True, "format": "uri",
+                     "description": "The next page, or null on the last."},
+            "results": schema}}
+
+    def get_schema_operation_parameters(self, view):
+        return [
+            {"name": "limit", "in": "query", "required": False,
+             "schema": {"type": "integer", "minimum": 1, "maximum": self.max_limit},
+             "description": "Rows per page (50 unless given; at most 500)."},
+            {"name": "after", "in": "query", "required": False, "schema": {"type": "string"},
+             "description": "The page token from the previous page's `next` link."},
+        ]
+
+
 class DisagreementList(generics.ListAPIView):
-    """Items and questions whose independent codings differ (open ones by default)."""
+    """Items and questions whose independent codings differ (open ones by default), from the
+    stored disagreements, paged by keyset (`next` links carry the token)."""
 
     serializer_class = DisagreementSerializer
     filter_backends = []  # its own filters, shared with the review queue page
+    pagination_class = KeysetPaging
 
     @extend_schema(parameters=[
         OpenApiParameter("question", str, description="A question key."),
@@ -74,7 +120,10 @@ class DisagreementList(generics.ListAPIView):
 
         study = access_study(self.request.user, self.kwargs["slug"], roles=REVIEWERS)
         filters, _ = queue_filters(self.request)
-        return adjudication.disagreements(study, **filters)
+        self.total = adjudication.disagreement_query(study, **filters).count()
+        # A page function, not rows: the paginator asks for the page it needs.
+        return lambda after, limit: adjudication.disagreements(study, after=after, limit=limit,
+                                                               **filters)
 
 
 class ItemReview(APIView):

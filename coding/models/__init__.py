@@ -2,6 +2,7 @@ from .catalog import Framework, FrameworkScan, Landing, Method, MethodLink, Opti
 from .codebooks import Codebook, CodebookVersion, Option, Question
 from .codings import Assignment, Coding, Exposure
 from .decisions import Decision
+from .disagreements import StoredDisagreement
 from .imports import ImportRun
 from .items import Item
 from .reliability import AgreementSnapshot
@@ -10,5 +11,5 @@ from .studies import Membership, Role, Study
 __all__ = [
     "AgreementSnapshot", "Assignment", "Codebook", "CodebookVersion", "Coding", "Decision", "Exposure",
     "Framework", "FrameworkScan", "ImportRun", "Item", "Landing", "Membership", "Method",
-    "MethodLink", "Option", "OptionName", "Question", "Role", "Study",
+    "MethodLink", "Option", "OptionName", "Question", "Role", "StoredDisagreement", "Study",
 ]

@@ -1,9 +1,11 @@
 """Reviewing disagreements: the queue, the side-by-side review page, coder feedback."""
 
 import json
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
@@ -16,6 +18,7 @@ from ..models import Role
 
 REVIEWERS = {Role.ADJUDICATOR, Role.OWNER}
 FILTERS = ("question", "coders", "category", "status", "order")
+PAGE_SIZE = 50
 
 
 def queue_filters(request):
@@ -34,14 +37,35 @@ def queue_filters(request):
 def review_queue(request, slug):
     study = access_study(request.user, slug, roles=REVIEWERS)
     filters, raw = queue_filters(request)
-    rows = adjudication.disagreements(study, **filters)
-    questions = sorted({(row.question.key, row.question.text) for row in rows})
+    after = request.GET.get("after", "")
+    try:
+        rows = adjudication.disagreements(study, after=after, limit=PAGE_SIZE + 1, **filters)
+    except ValueError:
+        return HttpResponseBadRequest("after: not a page token of this list; start from its first page.")
+    page, more = rows[:PAGE_SIZE], len(rows) > PAGE_SIZE
+    kept = request.GET.copy()
+    kept.pop("after", None)
+    if more:
+        kept["after"] = page[-1].token
     return render(request, "coding/review_queue.html", {
-        "study": study, "rows": rows, "raw": raw, "filters": filters,
-        "orders": adjudication.ORDERS, "question_choices": questions,
+        "study": study, "rows": page, "raw": raw, "filters": filters,
+        "total": adjudication.disagreement_query(study, **filters).count(),
+        "next_query": kept.urlencode() if more else "", "first_page": not after,
+        "first_query": urlencode({k: v for k, v in raw.items() if v}),
+        "orders": adjudication.ORDERS, "question_choices": question_choices(study),
         "statuses": ("open", "decided", "all"),
         "query": request.GET.urlencode(),
     })
+
+
+def question_choices(study):
+    """(key, text) of every question in the study's codebooks' current versions."""
+    choices = set()
+    for codebook in study.codebooks.all():
+        version = codebook.current_version()
+        if version is not None:
+            choices |= set(version.questions.values_list("key", "text"))
+    return sorted(choices)
 
 
 @login_required
@@ -89,9 +113,12 @@ def next_review_url(study, item, request):
     filters, _ = queue_filters(request)
     filters["status"] = "open"
     query = request.GET.urlencode()
-    for row in adjudication.disagreements(study, **filters):
-        if row.item.pk != item.pk and adjudication.can_decide(row.item, request.user):
-            return reverse("review-item", args=[study.slug, row.item.pk]) + (f"?{query}" if query else "")
+    rows = adjudication.disagreement_query(study, **filters).exclude(item=item)
+    if not study.allow_self_adjudication:  # can_decide's rule, as a filter
+        rows = rows.exclude(item__assignments__coder=request.user)
+    following = rows.values_list("item_id", flat=True).first()
+    if following is not None:
+        return reverse("review-item", args=[study.slug, following]) + (f"?{query}" if query else "")
     return reverse("review-queue", args=[study.slug]) + (f"?{query}" if query else "")
 
 
