@@ -106,7 +106,14 @@ def complete_items(study):
 @transaction.atomic
 def settle_item(item):
     """Record the automatic decisions of a complete item; open its discussion if the study
-    has that step and the coders differ. Safe to run any number of times."""
+    has that step and the coders differ; keep its stored disagreements. Safe to run any
+    number of times."""
+    settle_locked(item)
+
+
+def settle_locked(item, questions=None):
+    """settle_item's work, for a caller already in a transaction (record_coding, which
+    passes the questions it checked the answers against)."""
     item = (Item.objects.select_for_update(of=("self",)).select_related("study", "codebook")
             .get(pk=item.pk))
     if not complete_items(item.study).filter(pk=item.pk).exists():
@@ -117,7 +124,8 @@ def settle_item(item):
     current = {}
     for decision in Decision.objects.filter(item=item).order_by("question_key", "revision"):
         current[decision.question_key] = decision
-    settled, differs, questions = [], False, questions_of(item)
+    settled, differs = [], False
+    questions = questions if questions is not None else questions_of(item)
     for question in questions:
         groups = group_answers(codings.independent, question)
         if len(groups) == 1:

@@ -95,6 +95,14 @@ def draft_new_version(codebook, user=None, note=""):
     return draft
 
 
+def questions_with_options(version):
+    """The version's questions with their options, read once per version object: a
+    submission checks, prunes and settles against the same list."""
+    if getattr(version, "_questions", None) is None:
+        version._questions = list(version.questions.prefetch_related("options"))
+    return version._questions
+
+
 def is_shown(question, values):
     """Whether a conditional question applies given the other answers."""
     condition = question.show_if
@@ -117,7 +125,7 @@ def check_values(version, values, complete=True):
     """
     if not isinstance(values, dict):
         raise ValidationError("values must be an object of question key to answer")
-    questions = {q.key: q for q in version.questions.prefetch_related("options")}
+    questions = {q.key: q for q in questions_with_options(version)}
     errors = {}
     for key in values:
         if not isinstance(key, str) or (problem := check_key(key)):
@@ -189,7 +197,7 @@ def check_answer(question, answer):
 
 def prune_not_applicable(version, values):
     """Drop answers to questions whose condition is not met (a stale radio left checked)."""
-    questions = list(version.questions.all())
+    questions = questions_with_options(version)
     kept = dict(values)
     for question in questions:
         if not is_shown(question, kept):
@@ -200,7 +208,7 @@ def prune_not_applicable(version, values):
 def parse_form_answers(version, data):
     """Answers from a posted coding form: fields named q-<key>; missing means unanswered."""
     values = {}
-    for question in version.questions.prefetch_related("options"):
+    for question in questions_with_options(version):
         raw = [v.strip() for v in data.getlist(f"q-{question.key}") if v.strip()]
         if not raw:
             continue

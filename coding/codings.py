@@ -9,7 +9,9 @@ from django.utils import timezone
 
 from . import limits, queue
 from .blinding import coder_view, quote_source
-from .codebooks import check_values, prune_not_applicable, shown_key, unstorable_text
+from .codebooks import (
+    check_values, prune_not_applicable, questions_with_options, shown_key, unstorable_text,
+)
 from .models import Assignment, Coding, Decision, Exposure, Item
 
 # A session left open overnight is not eight hours of coding.
@@ -65,9 +67,9 @@ def record_coding(assignment, values, *, version=None, notes="", evidence=(),
     assignment.status = Assignment.Status.SUBMITTED
     # In this transaction: the item's automatic decisions and stored disagreements change
     # with the coding or not at all. Costs what the item holds, not what the study holds.
-    from .adjudication import settle_item  # adjudication builds on this module
+    from .adjudication import settle_locked  # adjudication builds on this module
 
-    settle_item(assignment.item)
+    settle_locked(assignment.item, questions_with_options(version))
     return coding
 
 
@@ -105,7 +107,7 @@ def check_work(version, notes, evidence):
     evidence = list(evidence)
     if problem := limits.check_quote_count(evidence):
         errors["evidence"] = problem
-    keys = set(version.questions.values_list("key", flat=True))
+    keys = {question.key for question in questions_with_options(version)}
     for n, quote in enumerate(evidence, start=1):
         key = quote.get("question", "") if isinstance(quote, dict) else ""
         if key and key not in keys:

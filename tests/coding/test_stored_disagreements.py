@@ -202,3 +202,23 @@ def test_raising_the_overlap_takes_incomplete_items_off_the_review_list(split):
     split.save()
     queue.sync_targets(split)
     assert len(adjudication.disagreements(split)) == 15
+
+
+def submit_statements(study, people):
+    """Statements of one submission that completes a disagreeing item (cora after cyril)."""
+    item = factories.paper_item(study, study.paper_codebook, 5000 + study.items.count())
+    factories.code(item, people["cyril"], label="rl_method", scope="general")
+    held = queue.assign(item, people["cora"])
+    with CaptureQueriesContext(connection) as captured:
+        submit(held, {**ANSWERS, "label": "analysis"},
+               evidence=[{"question": "label", "field": "title", "quote": "Invented"}])
+    return len(captured)
+
+
+def test_a_submission_costs_the_same_statements_at_50_and_500_items(alpha, people):
+    """The coder's hot path settles the item and keeps its disagreements in the same
+    transaction: what it costs depends on the item, never on the study."""
+    grow(alpha, people, 47)
+    small = submit_statements(alpha, people)
+    grow(alpha, people, 450)
+    assert submit_statements(alpha, people) == small <= 22
