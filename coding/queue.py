@@ -13,11 +13,12 @@ conditional UPDATE that can succeed once per assignment.
 
 import hashlib
 import random
-import statistics
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
+from django.db.models import (
+    Case, Count, Exists, F, FilteredRelation, IntegerField, OuterRef, Q, Subquery, Value, When,
+)
 from django.utils import timezone
 
 from .models import Assignment, Coding, Item, Membership, Role
@@ -310,34 +311,106 @@ def _draw(items, size, stratify_by, rng):
 # --- the owner's view -----------------------------------------------------------
 
 def queue_summary(study):
-    """Per coder: done, skipped, in progress, median seconds; per round: what is left."""
-    coders = (Membership.objects.filter(study=study, role=Role.CODER, deleted_at__isnull=True)
-              .select_related("user").order_by("user__username"))
-    counts = {row["coder"]: row for row in Assignment.objects.filter(item__study=study)
-              .values("coder").annotate(
-                  done=Count("pk", filter=Q(status=SUBMITTED)),
-                  skipped=Count("pk", filter=Q(status=SKIPPED)),
-                  active=Count("pk", filter=Q(status=ACTIVE)))}
-    seconds = {}
-    for coder_id, spent in (Coding.objects.filter(assignment__item__study=study, revision=1)
-                            .exclude(seconds_spent=None)
-                            .values_list("assignment__coder", "seconds_spent")):
-        seconds.setdefault(coder_id, []).append(spent)
+    """Per coder: done, skipped, in progress, median seconds; per round: what is left.
+
+    Five queries, whatever the study's size or number of coders (issue 13): the coders;
+    their assignments by status with the first revision's seconds (`coder_work`); the
+    calibration codings (`calibration_scores`); the items by round; the items held now
+    (`held_items`).
+    """
+    coders = list(Membership.objects.filter(study=study, role=Role.CODER, deleted_at__isnull=True)
+                  .select_related("user").order_by("user__username"))
+    work = coder_work(study)
+    scores = calibration_scores(study)
     per_coder = [{
         "coder": m.user, "calibration_waived": m.calibration_waived,
-        **{k: counts.get(m.user_id, {}).get(k, 0) for k in ("done", "skipped", "active")},
-        "median_seconds": statistics.median(seconds[m.user_id]) if seconds.get(m.user_id) else None,
-        "calibration_score": calibration_score(study, m.user),
+        **{k: work.get(m.user_id, {}).get(k, 0) for k in ("done", "skipped", "active")},
+        "median_seconds": median(work.get(m.user_id, {}).get("seconds", {})),
+        "calibration_score": scores.get(m.user_id),
     } for m in coders]
+    # A calibration item is complete when every coder has submitted it.
+    wanted = Case(When(round=MAIN, then=F("target")), default=Value(len(per_coder)),
+                  output_field=IntegerField())
+    # `taken` counts active plus submitted assignments (kept so under the item's lock), so
+    # an item is complete once taken >= wanted, unless one of those is still active:
+    # those few items (one per coder at most) are looked at apart, in held_items.
+    counted = {row["round"]: row for row in Item.objects.alive().filter(study=study)
+               .values("round").order_by().annotate(
+                   items=Count("pk"), in_sample=Count("pk", filter=Q(in_reliability_sample=True)),
+                   complete=Count("pk", filter=Q(taken__gte=wanted)))}
+    for held in held_items(study):
+        if held["deleted_at"] is None:
+            need = held["target"] if held["round"] == MAIN else len(per_coder)
+            if held["taken"] >= need > held["taken"] - held["active"]:
+                counted[held["round"]]["complete"] -= 1
     rounds = []
     for round in (CALIBRATION, MAIN):
-        items = Item.objects.alive().filter(study=study, round=round).annotate(
-            submitted=Count("assignments", filter=Q(assignments__status=SUBMITTED)))
-        # A calibration item is complete when every coder has submitted it.
-        wanted = F("target") if round == MAIN else len(per_coder)
-        row = {"round": round, "items": items.count(),
-               "in_sample": items.filter(in_reliability_sample=True).count(),
-               "complete": items.filter(submitted__gte=wanted).count()}
+        found = counted.get(round, {})
+        row = {"round": round, **{k: found.get(k, 0) for k in ("items", "in_sample", "complete")}}
         row["left"] = row["items"] - row["complete"]
         rounds.append(row)
     return {"coders": per_coder, "rounds": rounds}
+
+
+def coder_work(study):
+    """{coder id: {"done", "skipped", "active": how many assignments; "seconds": {seconds
+    spent on a first revision: how many}}}, from one query grouped by coder, status and
+    seconds. The histogram gives the exact median without sending every coding's seconds
+    to Python: a coder spends a few hundred distinct numbers of seconds, not 100,000."""
+    names = {SUBMITTED: "done", SKIPPED: "skipped", ACTIVE: "active"}
+    work = {}
+    first = FilteredRelation("codings", condition=Q(codings__revision=1))
+    for coder_id, status, spent, n in (
+            Assignment.objects.filter(study=study).annotate(first=first)
+            .values_list("coder", "status", "first__seconds_spent").order_by()
+            .annotate(n=Count("pk"))):
+        mine = work.setdefault(coder_id, {"seconds": {}})
+        if status in names:
+            mine[names[status]] = mine.get(names[status], 0) + n
+        if spent is not None:
+            mine["seconds"][spent] = mine["seconds"].get(spent, 0) + n
+    return work
+
+
+def median(histogram):
+    """statistics.median of the values a {value: how many times} histogram holds (the
+    middle value, or the mean of the two middle ones); None when it is empty."""
+    total = sum(histogram.values())
+    if not total:
+        return None
+    middle, seen = [], 0
+    for value in sorted(histogram):
+        seen += histogram[value]
+        while len(middle) < 2 and seen > ((total - 1) // 2, total // 2)[len(middle)]:
+            middle.append(value)
+    return middle[0] if total % 2 else (middle[0] + middle[1]) / 2
+
+
+def calibration_scores(study):
+    """calibration_score for every coder of the study at once: {coder id: share}; a coder
+    without calibration codings is missing. Calibration items are few, so their codings
+    are read in one query whatever the size of the main round."""
+    latest = {}
+    for coder_id, item_id, reference, values in (
+            Coding.objects.filter(assignment__item__study=study,
+                                  assignment__item__round=CALIBRATION)
+            .order_by("revision").values_list("assignment__coder", "assignment__item",
+                                              "assignment__item__reference_values", "values")):
+        latest[coder_id, item_id] = (reference or {}, values)
+    compared = {}
+    for (coder_id, _), (reference, values) in latest.items():
+        compared.setdefault(coder_id, []).extend(reference[key] == values.get(key)
+                                                 for key in reference)
+    return {coder_id: sum(c) / len(c) for coder_id, c in compared.items() if c}
+
+
+def held_items(study):
+    """The items someone holds now, with how many active assignments each: at most one per
+    coder (a unique index), read through that index. Summaries that count submitted
+    codings from `Item.taken` (active plus submitted) subtract these."""
+    fields = ("round", "taken", "target", "deleted_at")
+    rows = (Assignment.objects.filter(study=study, status=ACTIVE)
+            .values("item", *(f"item__{f}" for f in fields)).order_by()
+            .annotate(active=Count("pk")))
+    return [{"item": row["item"], "active": row["active"], **{f: row[f"item__{f}"] for f in fields}}
+            for row in rows]
