@@ -12,32 +12,57 @@ from ingest.models import Document
 from .access import CAN_SEE_ALL_CODINGS
 from .agreement_report import SEES_AGREEMENT
 from .blinding import hides_inclusion
-from .models import Assignment, Role
+from .models import Assignment, Item, Role
+from .queue import held_items
 
 
 def study_overview(study, user):
+    """The study's card. A few queries whatever its size (issue 13): the coder's own
+    assignments by status, one pass over the items for the pool and the progress, and
+    the items held now."""
     roles = study.roles_of(user)
     card = {"study": study, "roles": sorted(Role(r).label for r in roles)}
     if Role.CODER in roles:
-        card["mine"] = Assignment.objects.filter(item__study=study, coder=user).aggregate(
+        card["mine"] = Assignment.objects.filter(study=study, coder=user).aggregate(
             submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
             active=Count("id", filter=Q(status=Assignment.Status.ACTIVE)),
             skipped=Count("id", filter=Q(status=Assignment.Status.SKIPPED)),
         )
-    if roles & (CAN_SEE_ALL_CODINGS | {Role.VIEWER}):
-        card["pool"] = study.items.alive().aggregate(
-            papers=Count("id", filter=Q(document__kind=Document.Kind.PAPER)),
-            threads=Count("id", filter=Q(document__kind=Document.Kind.THREAD)),
-        )
-    if roles & CAN_SEE_ALL_CODINGS:
-        coded = (Assignment.objects.filter(item__study=study, status=Assignment.Status.SUBMITTED)
-                 .values("item").annotate(n=Count("id")))
-        card["progress"] = {
-            "coded_once": coded.count(),
-            "fully_coded": coded.filter(n__gte=study.overlap).count(),
-            "overlap": study.overlap,
-        }
+    sees_pool = bool(roles & (CAN_SEE_ALL_CODINGS | {Role.VIEWER}))
+    sees_progress = bool(roles & CAN_SEE_ALL_CODINGS)
+    if sees_pool or sees_progress:
+        card.update(_pool_and_progress(study, sees_pool, sees_progress))
     card["actions"] = _actions(study, roles)
+    return card
+
+
+def _pool_and_progress(study, pool, progress):
+    """One pass over the study's items. Threads are found by their documents' ids (the
+    index on kind) rather than by joining every item to its document; a document is a
+    paper or a thread, so the rest are papers. Progress counts submitted codings per
+    item as `Item.taken` (active plus submitted) less the items' active assignments,
+    which are few (one per coder at most): coding.queue.held_items."""
+    alive = Q(deleted_at__isnull=True)
+    thread = Q(document__in=Document.objects.filter(kind=Document.Kind.THREAD).values("pk"))
+    counts = {}
+    if pool:
+        counts.update(papers=Count("id", filter=alive & ~thread),
+                      threads=Count("id", filter=alive & thread))
+    if progress:
+        counts.update(coded_once=Count("id", filter=Q(taken__gte=1)),
+                      fully_coded=Count("id", filter=Q(taken__gte=study.overlap)))
+    found = Item.objects.filter(study=study).aggregate(**counts)
+    card = {}
+    if pool:
+        card["pool"] = {"papers": found["papers"], "threads": found["threads"]}
+    if progress:
+        for held in held_items(study):
+            submitted = held["taken"] - held["active"]
+            for key, need in (("coded_once", 1), ("fully_coded", study.overlap)):
+                if held["taken"] >= need > submitted:
+                    found[key] -= 1
+        card["progress"] = {"coded_once": found["coded_once"],
+                            "fully_coded": found["fully_coded"], "overlap": study.overlap}
     return card
 
 
