@@ -39,6 +39,7 @@ Speed
     between distinct sets only.
 """
 
+import functools
 import numbers
 import warnings
 from dataclasses import dataclass
@@ -567,7 +568,26 @@ def _ordinal_distances(totals):
     return (between - (totals[low] + totals[high]) / 2) ** 2
 
 
+# Set distances are asked for again and again for one question's sets (its alpha, each
+# coder pair, each bootstrap batch): the last few tables are kept, up to this many sets
+# each (8 MB a table), read-only.
+CACHED_SETS = 1024
+
+
 def _set_distances(sets, level):
+    if len(sets) > CACHED_SETS:
+        return _set_distance_table(sets, level)
+    return _cached_set_distances(tuple(sets), level)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_set_distances(sets, level):
+    table = _set_distance_table(sets, level)
+    table.setflags(write=False)
+    return table
+
+
+def _set_distance_table(sets, level):
     """MASI or Jaccard distance between every two distinct sets, from a membership matrix.
 
     Same results as ``masi_distance`` / ``jaccard_distance`` pair by pair, without a

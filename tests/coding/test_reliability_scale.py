@@ -37,12 +37,12 @@ def question(report, key, round="main"):
                 for q in book["questions"] if q["key"] == key)
 
 
-def bulk_study(answers, rounds=None, decide=True):
+def bulk_study(answers, rounds=None, decide=True, spec=CODEBOOK):
     """A study of len(answers) papers, paper n coded by ann and bo with answers[n] (a pair
     of dicts), written with bulk inserts; decisions as settle_item and an adjudicator
     would write them: unanimous where both agree, else adjudicated to ann's value."""
     study = Study.objects.create(name="Scale study", slug=f"scale-{Study.objects.count()}")
-    book = create_codebook(study, CODEBOOK)
+    book = create_codebook(study, spec)
     version = book.current_version()
     User = get_user_model()
     ann, bo = (User.objects.create(username=name) for name in ("ann", "bo"))
@@ -245,3 +245,18 @@ def test_a_report_when_no_decision_was_written(db):
     assert report["last_coding_id"] == Coding.objects.filter(
         assignment__item__study=study).latest("pk").pk
     assert timezone.now().isoformat()[:4] == report["computed_at"][:4]
+
+
+@pytest.mark.django_db
+def test_a_codebook_of_many_questions_reads_every_answer():
+    """PostgreSQL picks the answers out in arrays of 50 keys, joined: 120 questions here."""
+    keys = [f"q-{n:03d}" for n in range(120)]
+    spec = {"name": "Long", "applies_to": "paper", "questions": [
+        {"key": key, "kind": "yes_no", "text": key} for key in keys]}
+    answers = [({k: "yes" for k in keys}, {k: "yes" if (i + n) % 3 else "no"
+                                           for i, k in enumerate(keys)}) for n in range(9)]
+    study, _ = bulk_study(answers, decide=False, spec=spec)
+    report = study_report(study, n_boot=20)
+    for i, key in enumerate(keys):
+        assert question(report, key)["percent_agreement"] == pytest.approx(
+            np.mean([(i + n) % 3 != 0 for n in range(9)])), key
