@@ -146,8 +146,14 @@ def child(task, n, path, slug):
         return child_database(task, path, slug)
     # pyarrow imports pandas on its first conversion from Python objects (half a second
     # here); a worker has it loaded already, so every child imports it before the timer.
+    import django
     import pandas  # noqa: F401
     import pyarrow as pa
+
+    # The fields module reads the study's blinding settings, so it needs Django set up
+    # (no database is touched).
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "workbench.settings")
+    django.setup()
     import pyarrow.parquet as pq
 
     from coding.export.fields import LONG_FIELDS
@@ -253,7 +259,7 @@ def memory(n, small, runs, folder):
     held = {name: [run_child(name, small, target), runs[name][0]] for name in runs}
     streamed = [run_child("ours-streamed", size, target) for size in (small, n)]
     lines = [
-        ("interpreter + pyarrow, pandas, our writer", [r["rss_start"] for r in streamed]),
+        ("interpreter + Django, pyarrow, pandas, our writer", [r["rss_start"] for r in streamed]),
         ("the rows held as dicts (before writing)", [r["rss_before"] for r in held["ours"]]),
         ("pyarrow direct, rows held", [r["rss_peak"] for r in held["pyarrow"]]),
         ("ours, rows held", [r["rss_peak"] for r in held["ours"]]),
