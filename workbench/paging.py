@@ -35,10 +35,11 @@ class Paging(LimitOffsetPagination):
         return page
 
     def _page_and_count(self, queryset):
-        """Two queries whatever the list's length: the page with one row more (is there a
-        next page?), and a count that stops after count_limit + 1 rows."""
-        rows = list(queryset[self.offset:self.offset + self.limit + 1])
+        """Two queries whatever the list's length (one for an empty list): a count that
+        stops after count_limit + 1 rows, and the page with one row more (is there a next
+        page?)."""
         counted = self._count_up_to(queryset, self.count_limit + 1)
+        rows = list(queryset[self.offset:self.offset + self.limit + 1]) if counted else []
         if counted <= self.count_limit:
             self.count, self.count_exact = counted, True
         elif rows and len(rows) <= self.limit:
