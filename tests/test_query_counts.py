@@ -177,11 +177,6 @@ ENDPOINTS = [
     ("olive", "get", "/api/studies/{s}/agreement/history/"),
     ("olive", "get", "/api/tokens/"),
 ]
-FEEDBACK_NAMES_EACH_ROW = pytest.mark.xfail(strict=True, reason=(
-    "coding.adjudication.feedback_decision builds a namer (two queries) for every row when "
-    "the study shows reasons; that module is being rebuilt (issue 13, left to its owner)"))
-ENDPOINTS = [pytest.param(*e, marks=FEEDBACK_NAMES_EACH_ROW) if "feedback" in e[2] else e
-             for e in ENDPOINTS]
 
 
 def request_counts(studies, client, who, method, url, warm=True):
@@ -211,11 +206,17 @@ def test_queries_do_not_grow_with_the_study(studies, client, who, method, url):
 
 def test_reserving_the_next_item_does_not_grow_with_the_study(studies, client):
     """A coder who holds nothing yet: next/ releases lapsed leases, finds the round and
-    locks an item (calibration first, then the main round)."""
+    locks an item (calibration first, then the main round). An item waits at the
+    newcomer's own place in the queue order in both studies: past it the walk wraps
+    round, one query more whatever the study's size."""
     for study in studies.values():
         newcomer = factories.user(f"nina-{study.slug}")
         factories.member(study, newcomer, Role.CODER)
         study.people["nina"] = newcomer
+        calibration = Item.objects.get(study=study, round="calibration")
+        waiting = Item.objects.filter(study=study, round="main", taken=0).order_by("pk").first()
+        Item.objects.filter(pk__in=[calibration.pk, waiting.pk]).update(
+            random_key=queue.coder_offset(study, newcomer))
     assert_same(request_counts(studies, client, "nina", "post", "/api/studies/{s}/next/",
                                warm=False), SMALL, LARGE)  # the calibration item
     Membership.objects.filter(user__username__startswith="nina-").update(calibration_waived=True)
