@@ -222,3 +222,80 @@ def test_the_analysis_in_the_docs_runs_on_an_exported_demo_bundle(db, tmp_path, 
     printed = capsys.readouterr().out
     assert "code_released" in printed and "Fisher's exact p = " in printed
     assert printed.split("odds ratio")[1].strip() in doc  # the figures shown in the doc
+
+
+# --- revisions: what is current and independent is the newest, found while streaming ---
+
+@pytest.fixture
+def revised(coded, people):
+    """The coded study with revisions: paper 1's label decided three times (rl_method,
+    rl_method, then analysis); paper 0's label and size_b re-decided by ada; cora's
+    coding of paper 0 revised as independent (2), then after discussion (3); paper 2
+    decided, then soft-deleted."""
+    agreed, split, deleted = coded.papers
+    adjudication.decide(split, "label", "rl_method", people["ada"], "A second look.")
+    adjudication.decide(split, "label", "analysis", people["ada"], "Third thoughts.")
+    adjudication.decide(agreed, "label", "rl_method", people["ada"], "Reread the method.")
+    adjudication.decide(agreed, "size_b", "not_reported", people["ada"], "The size is a guess.")
+    first = Coding.objects.get(assignment__item=agreed, assignment__coder=people["cora"])
+    for revision, phase in ((2, Coding.Phase.INDEPENDENT), (3, Coding.Phase.RECONCILIATION)):
+        Coding.objects.create(assignment=first.assignment, revision=revision, phase=phase,
+                              codebook_version=first.codebook_version,
+                              values={**first.values, "note": f"revision {revision}"})
+    Decision.objects.create(item=deleted, question_key="label", revision=1, value="analysis",
+                            method=Decision.Method.ADJUDICATED, decided_by=people["ada"])
+    deleted.deleted_at = deleted.added_at
+    deleted.save(update_fields=["deleted_at"])
+    return coded
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_wide_table_holds_the_newest_decision_revision(revised, export, fmt):
+    tables = load(export(fmt))
+    wide = tables["wide-small-paper-codebook"].set_index("item_id")
+    agreed, split, deleted = revised.papers
+    assert deleted.pk not in wide.index
+    assert (wide.loc[split.pk, "label"], wide.loc[split.pk, "label__method"]) == (
+        "analysis", "adjudicated")
+    assert (wide.loc[agreed.pk, "label"], wide.loc[agreed.pk, "label__method"]) == (
+        "rl_method", "adjudicated")
+    assert wide.loc[agreed.pk, "size_b__status"] == "not_reported"
+    assert pd.isna(wide.loc[agreed.pk, "size_b"])
+    decisions = tables["decisions"]
+    assert deleted.pk not in set(decisions.item_id)
+    labels = decisions[(decisions.item_id == split.pk) & (decisions.question == "label")]
+    assert list(labels.revision) == [1, 2, 3]
+    assert list(labels.current.astype(bool)) == [False, False, True]
+    assert list(labels.value) == ["rl_method", "rl_method", "analysis"]
+    current = decisions[decisions.current.astype(bool)]
+    assert not current.duplicated(["item_id", "question"]).any()
+    assert len(current) == Decision.objects.current().filter(item__deleted_at__isnull=True).count()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_long_table_marks_the_last_independent_revision(revised, export, people, fmt):
+    long = load(export(fmt))["long"]
+    agreed = revised.papers[0]
+    cora = long[(long.item_id == agreed.pk) & (long.coder == "coder_1")
+                & (long.question == "note")].sort_values("revision")
+    assert list(cora.revision) == [1, 2, 3]
+    assert list(cora.independent.astype(bool)) == [False, True, False]
+    assert list(cora.phase) == ["independent", "independent", "reconciliation"]
+    assert pd.isna(cora.value.iloc[0]) and list(cora.value)[1:] == ["revision 2", "revision 3"]
+    assert revised.papers[2].pk not in set(long.item_id)
+    from coding.codings import independent_codings
+
+    assert long.independent.astype(bool).sum() == (
+        independent_codings(revised).count()
+        * revised.paper_codebook.current_version().questions.count())
+
+
+def test_the_readme_counts_current_decisions_and_independent_codings(revised, export):
+    from coding.codings import independent_codings
+
+    with zipfile.ZipFile(export("csv", shapes=["items"])) as bundle:
+        readme = bundle.read("README.md").decode()
+    methods = {m: Decision.objects.current().filter(item__study=revised, method=m).count()
+               for m in ("adjudicated", "unanimous")}
+    assert (f"independent codings: {independent_codings(revised).count()}; current decisions: "
+            f"{methods['adjudicated']} adjudicated, {methods['unanimous']} unanimous.") in readme
