@@ -427,13 +427,16 @@ def feedback_for(study, coder):
     """Where the coder's independent answers differ from final decisions (if the study allows).
 
     Each row's decision holds the value and how it was reached; who decided and why only
-    when the study's `feedback_shows_reasons` is on. Every row shown is recorded as an
-    exposure of the coder to that decision."""
+    when the study's `feedback_shows_reasons` is on. Whoever shows rows to the coder passes
+    them to `feedback_shown`, which records the exposure."""
     if not study.show_feedback:
         return []
     mine = {c.assignment.item_id: c for c in independent_codings(study)
             .filter(assignment__coder=coder).select_related("assignment__item__document",
                                                             "assignment__item__codebook")}
+    from .names import namer  # names builds on access, which needs models only
+
+    name = namer(study, coder) if study.feedback_shows_reasons else None
     rows, questions = [], {}
     for decision in (Decision.objects.current().filter(item__in=list(mine))
                      .select_related("item", "decided_by").order_by("item_id", "question_key")):
@@ -446,8 +449,14 @@ def feedback_for(study, coder):
         if question and answer(coding, question) != decided:
             rows.append({"item": coding.assignment.item, "question": question,
                          "yours": answer(coding, question),
-                         "decision": feedback_decision(study, coder, decision),
+                         "decision": feedback_decision(study, name, decision),
                          "assignment_id": coding.assignment_id})
+    return rows
+
+
+def feedback_shown(rows):
+    """Record that the coder was shown these feedback rows (the page of them a page or the
+    API returns): a later revision of those items is informed, never independent."""
     record_exposures(Exposure.Kind.FEEDBACK, [
         (row["assignment_id"], row["question"].key,
          {"value": row["decision"]["value"], "method": row["decision"]["method"]})
@@ -455,12 +464,11 @@ def feedback_for(study, coder):
     return rows
 
 
-def feedback_decision(study, coder, decision):
-    """What a coder is shown of a decision: value and method; reasons only if the study says."""
+def feedback_decision(study, name, decision):
+    """What a coder is shown of a decision: value and method; reasons only if the study says
+    (`name`: the coder's namer, made once for all rows)."""
     shown = {"value": decision.value, "method": decision.method, "decided_at": decision.decided_at}
     if study.feedback_shows_reasons:
-        from .names import namer  # names builds on access, which needs models only
-
         shown["rationale"] = decision.rationale
-        shown["decided_by"] = namer(study, coder)(decision.decided_by) if decision.decided_by else ""
+        shown["decided_by"] = name(decision.decided_by) if decision.decided_by else ""
     return shown

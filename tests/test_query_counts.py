@@ -213,6 +213,10 @@ def test_reserving_the_next_item_does_not_grow_with_the_study(studies, client):
         newcomer = factories.user(f"nina-{study.slug}")
         factories.member(study, newcomer, Role.CODER)
         study.people["nina"] = newcomer
+        # Warm what the first request of a process fills (content types, the session) with a
+        # request that reserves nothing, so both sizes are counted warm.
+        client.force_login(newcomer)
+        client.get(f"/api/studies/{study.slug}/")
         calibration = Item.objects.get(study=study, round="calibration")
         waiting = Item.objects.filter(study=study, round="main", taken=0).order_by("pk").first()
         Item.objects.filter(pk__in=[calibration.pk, waiting.pk]).update(

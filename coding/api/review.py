@@ -215,6 +215,10 @@ class Feedback(generics.ListAPIView):
         self.study = access_study(self.request.user, self.kwargs["slug"], roles={Role.CODER})
         return adjudication.feedback_for(self.study, self.request.user)
 
+    def paginate_queryset(self, queryset):
+        page = super().paginate_queryset(queryset)
+        return page if page is None else adjudication.feedback_shown(page)
+
     def list(self, request, *args, **kwargs):
         response = super().list(request, *args, **kwargs)
         # Tells "the study shows no feedback" apart from "no differences".

@@ -5,6 +5,7 @@ from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
 from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -162,6 +163,7 @@ def review_context(study, item, questions, errors, request):
 def feedback(request, slug):
     """A coder's differences from the final decisions, when the study allows it."""
     study = access_study(request.user, slug, roles={Role.CODER})
-    return render(request, "coding/feedback.html", {
-        "study": study, "rows": adjudication.feedback_for(study, request.user),
-    })
+    page = Paginator(adjudication.feedback_for(study, request.user), PAGE_SIZE).get_page(
+        request.GET.get("page"))
+    adjudication.feedback_shown(page.object_list)
+    return render(request, "coding/feedback.html", {"study": study, "rows": page, "page": page})
