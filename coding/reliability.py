@@ -33,7 +33,7 @@ from contextlib import contextmanager
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Aggregate, F, Field, Func, TextField
+from django.db.models import Aggregate, F, Func, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -292,9 +292,8 @@ def _decisions(study):
             .values_list("question_key", "value", "method", "revision", "items"))
     by_key = {}
     for key, value, method, revision, items in rows.iterator(chunk_size=100):
-        items = json.loads(items) if isinstance(items, str) else items
-        by_key.setdefault(key, []).append((np.array(items, dtype=np.int64), value, method,
-                                           revision))
+        by_key.setdefault(key, []).append((np.fromstring(items, dtype=np.int64, sep=","),
+                                           value, method, revision))
     return by_key
 
 
@@ -371,13 +370,15 @@ class _Beside:
 
 
 class _IdList(Aggregate):
-    """The group's values as a list: an array on PostgreSQL, JSON text on SQLite."""
+    """The group's ids as one comma-separated text, which numpy reads at once (an array
+    would cross as a Python int per id)."""
 
-    function = "ARRAY_AGG"
-    output_field = Field()
+    template = "STRING_AGG((%(expressions)s)::text, ',')"
+    output_field = TextField()
 
     def as_sqlite(self, compiler, connection, **extra):
-        return self.as_sql(compiler, connection, function="JSON_GROUP_ARRAY", **extra)
+        return self.as_sql(compiler, connection, template="GROUP_CONCAT(%(expressions)s, ',')",
+                           **extra)
 
 
 def _keys(questions):

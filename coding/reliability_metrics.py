@@ -243,7 +243,7 @@ def _table(labels, codes, count):
     """A confusion table, `count(codes, size)`, over the labels that occur in `codes`; None
     when none do or too many to read. Counted over those labels alone: a question with
     thousands of distinct values allocates nothing to find it has no table."""
-    used = np.unique(codes[codes >= 0])
+    used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(labels)))
     if not 0 < len(used) <= MAX_TABLE:
         return None
     position = np.full(len(labels) + 1, -1, dtype=np.int64)  # the last one for code -1
