@@ -215,30 +215,19 @@ class _Column:
         if self.is_text:  # only answered or not: free text is not measured
             codes = [-1 if a in EMPTY else 0 for a in answers]
         else:
-            if self.is_multiple:
-                answers = [tuple(a) if type(a) is list else a for a in answers]
-            try:
-                codes = list(map(self.index.__getitem__, answers))
-            except (KeyError, TypeError):  # an answer not met before (or a list)
-                codes = [self.code(a) for a in answers]
+            codes = _look_up(self.index, answers, self.code)
         self._codes.append(np.array(codes, dtype=np.int32))
         if self.question.show_if:
-            condition = self.question.show_if["question"]
-            self._applicable.append(np.fromiter(
-                map(self.shown, columns[condition]), bool, len(answers)))
+            self._applicable.append(np.array(_look_up(
+                self._shown, columns[self.question.show_if["question"]], self.shown), bool))
 
     def shown(self, answer):
         """Whether the question applies where its condition's question got `answer`."""
-        try:
-            return self._shown[_hashable(answer)]
-        except KeyError:
-            shown = self._shown[_hashable(answer)] = is_shown(
-                self.question, {self.question.show_if["question"]: answer})
-            return shown
-        except TypeError:  # an unhashable answer (an object)
-            return is_shown(self.question, {self.question.show_if["question"]: answer})
+        answer = list(answer) if type(answer) is tuple else answer  # a list, as JSON gave it
+        return is_shown(self.question, {self.question.show_if["question"]: answer})
 
     def code(self, answer):
+        """The provisional code of an answer, a new one if it was not met before."""
         answer = _hashable(answer)
         code = self.index.get(answer)
         if code is None:
@@ -423,6 +412,21 @@ class _Answers(Func):
         if not self.as_arrays:
             decoded = [[v.get(key) for key in self.keys] for v in decoded]
         return dict(zip(self.keys, zip(*decoded))) if decoded else dict.fromkeys(self.keys, ())
+
+
+def _look_up(table, answers, new):
+    """[table[answer] for each answer], looked up in C; answers not in the table yet are
+    added first, as new(answer) (a list is keyed as a tuple)."""
+    try:
+        return list(map(table.__getitem__, answers))
+    except TypeError:  # a list among them (a multiple choice): keyed as a tuple
+        answers = [tuple(a) if type(a) is list else a for a in answers]
+    except KeyError:
+        pass
+    for answer in dict.fromkeys(answers):
+        if answer not in table:
+            table[answer] = new(answer)
+    return list(map(table.__getitem__, answers))
 
 
 def _questions(codebook):
