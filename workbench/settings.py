@@ -150,6 +150,10 @@ TEMPLATES = [
 
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        # PostgreSQL's JIT compiles the plans of pages' short queries for longer than they
+        # run (380 ms to compile a 9 ms bounded count at 100k items): off for this workload.
+        DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c jit=off"
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
