@@ -52,8 +52,8 @@ owner: home `/`, the study page, the queue page, the codings page and the coding
 the adjudicator: the review list (first page and a deep one), one review item page (an
 open disagreement), the disagreements API (first page and a deep one). A deep page is
 found by each list's own paging, read from its response: a page naming its last page (a
-"last" link, or "Page 1 of N" with ?page=) or an API list with ?offset= and a count is
-taken at its last full page; a list paged by "next" links alone (a keyset token) is
+"last" link, or "Page 1 of N" with ?page=) or an API list with ?offset= and a count (its
+end found by probing when the count is only a lower bound) is taken at its last full page; a list paged by "next" links alone (a keyset token) is
 walked to its end (at most --follow links; an API list 500 rows a step) and the page
 before the last is taken; a page without a "next" link has no deep page. Jobs, as the
 owner, --job-runs times each: the agreement report (POST
@@ -862,9 +862,14 @@ def deep_api_page(person, first_url, args):
     query = parse_qs(urlsplit(nxt).query)
     limit = int(query.get("limit", ["50"])[0])
     if "count" in body and "offset" in query:
-        offset = max(0, (body["count"] // limit - 1) * limit)
+        count, how = body["count"], "rows"
+        if body.get("count_exact") is False:  # a lower bound: find the end by probing
+            count, probes = list_length(person, nxt, count)
+            how = f"rows (the count said at least {body['count']:,}; the end found in {probes} " \
+                  "probes of one row)"
+        offset = max(0, (count // limit - 1) * limit)
         return with_query(nxt, limit=limit, offset=offset), \
-            f"offset {offset:,} of {body['count']:,} rows (the last full page)"
+            f"offset {offset:,} of {count:,} {how}, the last full page"
     starts, deadline = [], time.perf_counter() + args.budget
     while nxt and len(starts) < args.follow and time.perf_counter() < deadline:
         starts.append(nxt)
@@ -873,6 +878,27 @@ def deep_api_page(person, first_url, args):
     end = "to the end" if not nxt else f"{len(starts)} times (stopped there)"
     return deep, (f"its 'next' walked {end}, 500 rows a step; a page of {limit} from the "
                   f"{'last but one' if len(starts) > 1 and not nxt else 'last'} step's token")
+
+
+def list_length(person, url, known):
+    """The length of an offset-paged API list known to hold at least `known` rows: offsets
+    doubled until a page is empty, then halved between (one row a probe)."""
+    def has_row(offset):
+        return bool(person.request("GET", with_query(url, limit=1, offset=offset))
+                    .json().get("results"))
+
+    low, high, probes = known, None, 0  # a row exists at low - 1; none at high - 1
+    while high is None and probes < 40:
+        probes += 1
+        if has_row(2 * low - 1):
+            low *= 2
+        else:
+            high = 2 * low
+    while high is not None and high - low > 1 and probes < 80:
+        probes += 1
+        middle = (low + high) // 2
+        low, high = (middle, high) if has_row(middle - 1) else (low, middle)
+    return low, probes
 
 
 def measure(servers, built, args, failures):
@@ -994,11 +1020,10 @@ def report(args, sizes, runs, loads):
         f"of n runs, POST to done); growth: median at {size_label(large)} / median at "
         f"{size_label(small)}; load: 1-minute load average when the size's measurements "
         f"started → ended")
-    block = 24  # median, p95, n of one size
-    head = f"{'':{width}}" + "".join(
-        f"  {f'{size_label(s)}, load {loads[s][0]:.2f} → {loads[s][1]:.2f}':-^{block - 2}}"
-        for s in sizes)
-    say(head)
+    block = 24  # median, p95 and n of one size
+    say(f"{'':{width}}" + "".join(f"{size_label(s) + ' items':>{block}}" for s in sizes))
+    say(f"{'load average (start → end)':{width}}" + "".join(
+        f"{f'{loads[s][0]:.2f} → {loads[s][1]:.2f}':>{block}}" for s in sizes))
     say(f"{'measurement':{width}}" + f"{'median':>10}{'p95':>9}{'n':>5}" * len(sizes)
         + f"{'growth':>9}  {'p95 < 300 ms' + at:<20}{'growth < 3x':<12}")
     verdicts = []
