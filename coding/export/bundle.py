@@ -27,7 +27,6 @@ from django.db.models import Count, Max
 from django.utils.text import slugify
 
 from coding.blinding import CODER_LEVEL, KINDS, OWNER_LEVEL, withheld_names
-from coding.codings import independent_codings
 from coding.models import Coding, Decision, Item
 
 from . import rows
@@ -54,17 +53,17 @@ def tables(study, shape, names, withheld):
     """(table name, fields, rows) for one shape; wide gives one table per codebook.
     Only the items table holds item content, and so the only blinded fields."""
     if shape == "items":
-        return [("items", item_fields(withheld), rows.items(study, withheld))]
+        return [("items", item_fields(withheld), rows.items_batches(study, withheld))]
     if shape == "long":
-        return [("long", LONG_FIELDS, rows.long(study, names))]
+        return [("long", LONG_FIELDS, rows.long_batches(study, names))]
     if shape == "decisions":
-        return [("decisions", DECISION_FIELDS, rows.decisions(study, names))]
+        return [("decisions", DECISION_FIELDS, rows.decisions_batches(study, names))]
     found = []
     for codebook in study.codebooks.order_by("pk"):
         version = codebook.current_version()
         if version is not None:
             found.append((f"wide-{slugify(codebook.name)}", wide_fields(version),
-                          rows.wide(study, codebook, version)))
+                          rows.wide_batches(study, codebook, version)))
     return found
 
 
@@ -227,7 +226,9 @@ def readme(study, shapes, fmt, include_mapping, resources, blinding=()):
         codings.aggregate(t=Max("submitted_at"))["t"],
         Decision.objects.filter(item__study=study).aggregate(t=Max("decided_at"))["t"],
         items.aggregate(t=Max("added_at"))["t"]]), default=None)
-    methods = dict(Decision.objects.current().filter(item__study=study)
+    # rows.current_decisions and rows.independent_codings: the same rows as
+    # Decision.objects.current() and coding.codings.independent_codings, as anti-joins.
+    methods = dict(rows.current_decisions(Decision.objects.filter(item__study=study))
                    .values_list("method").annotate(n=Count("pk")).order_by("method"))
     kinds = dict(items.values_list("document__kind").annotate(n=Count("pk")).order_by())
     lines = [
@@ -244,7 +245,7 @@ def readme(study, shapes, fmt, include_mapping, resources, blinding=()):
             for v in [c.current_version()] if v) + " (all versions in codebook.json).",
         f"- Items: {sum(kinds.values())} ({', '.join(f'{n} {k}s' for k, n in sorted(kinds.items()))}); "
         f"coding revisions: {codings.count()}; independent codings: "
-        f"{independent_codings(study).count()}; current decisions: "
+        f"{rows.independent_codings(study).count()}; current decisions: "
         + (", ".join(f"{n} {m}" for m, n in methods.items()) or "none") + ".",
         f"- Overlap: {study.overlap} coders per item in the reliability sample"
         + (f"; sample drawn: {json.dumps(study.reliability_sample, sort_keys=True)}."

@@ -1,20 +1,56 @@
 """Rows of each export shape, streamed from the database in a stable order.
 
-Each generator yields plain dicts keyed by the shape's field names; nothing holds
-more than one batch of rows. Coders appear under their study pseudonym.
+Each shape has a generator of batches (`*_batches`: `Columns`, a few thousand rows as
+one list per column, which is how the writers want them) and a generator of plain
+dicts keyed by the shape's field names made from those. Nothing holds more than a
+batch of rows. Coders appear under their study pseudonym.
+
+Reading: tuples of only the columns a shape needs (`values_list`, never model
+instances), in the shape's order, through `.iterator()` (a server-side cursor on
+PostgreSQL). What is "current" or "independent" is found while streaming, from that
+order, instead of a correlated subquery per row: rows ordered by item, question and
+revision end each (item, question) group with its current decision; codings ordered by
+assignment and revision end each assignment's group with its last independent one.
 """
 
 import json
+from datetime import UTC, datetime
+from itertools import repeat
+
+from django.db.models import Exists, OuterRef, TextField
+from django.db.models.functions import Cast
 
 from coding.blinding import KINDS
 from coding.codebooks import is_shown
-from coding.codings import independent_codings
 from coding.landings import paper_inclusion
 from coding.models import Coding, Decision, Item, Membership, Question, Role
 
 from .fields import ANSWERED, MISSING, NOT_APPLICABLE, UNDECIDED
 
-BATCH = 2000
+BATCH = 20_000  # rows a yielded batch holds, about
+FETCH = 5_000  # rows a database round trip brings
+
+
+class Columns:
+    """A batch of rows as columns: {field name: list of values}, every list `size` long.
+    A field without a column is null throughout."""
+
+    __slots__ = ("columns", "size")
+
+    def __init__(self, columns, size):
+        self.columns, self.size = columns, size
+
+    def __len__(self):
+        return self.size
+
+    def rows(self):
+        names = list(self.columns)
+        return (dict(zip(names, values)) for values in zip(*self.columns.values()))
+
+
+def flattened(batches):
+    for batch in batches:
+        yield from batch.rows()
 
 
 def pseudonyms(study):
@@ -43,136 +79,348 @@ def joined(value):
     return value
 
 
+# Read as text and converted here: the driver's own conversions cost more than the rest of
+# a row. A timestamp's text (ISO, as the database gives it in UTC; SQLite stores it so)
+# becomes the aware datetime the ORM would make; a JSON value's text is parsed as the
+# ORM's JSONField would, remembering the few distinct values answers take.
+
+def as_text_column(field):
+    return Cast(field, output_field=TextField())
+
+
+def parse_datetime(text):
+    if text is None:
+        return None
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def remembered(function, limit=10_000):
+    """function(text), remembered for up to `limit` distinct texts at a time (so free-text
+    answers never make it grow with the study). The values must not be changed."""
+    known = {}
+
+    def lookup(text):
+        try:
+            return known[text]
+        except KeyError:
+            if len(known) >= limit:
+                known.clear()
+            value = known[text] = function(text)
+            return value
+
+    return lookup
+
+
+def parse_json(text):
+    return None if text is None else json.loads(text)
+
+
+# --- current decisions and independent codings, as anti-joins ----------------------
+
+def current_decisions(decisions):
+    """The decisions of `decisions` that no higher revision of their item and question
+    follows: the same rows as Decision.objects.current(), as an anti-join the database
+    runs once (hash or merge) rather than a subquery per row."""
+    newer = Decision.objects.filter(item=OuterRef("item"), question_key=OuterRef("question_key"),
+                                    revision__gt=OuterRef("revision"))
+    return decisions.filter(~Exists(newer))
+
+
+def independent_codings(study):
+    """The same rows as coding.codings.independent_codings(study) (each assignment's
+    highest revision with phase independent, on alive items), as an anti-join."""
+    newer = Coding.objects.filter(assignment=OuterRef("assignment"),
+                                  phase=Coding.Phase.INDEPENDENT,
+                                  revision__gt=OuterRef("revision"))
+    return Coding.objects.filter(assignment__item__study=study,
+                                 assignment__item__deleted_at__isnull=True,
+                                 phase=Coding.Phase.INDEPENDENT).filter(~Exists(newer))
+
+
+# --- items ---------------------------------------------------------------------------
+
+ITEM_COLUMNS = ("pk", "document_id", "document__key", "document__kind", "document__source",
+                "round", "in_reliability_sample", "snapshot__number", "snapshot__sha256",
+                "snapshot__content")
+# Columns of the items table straight from the snapshot's content, and those joined
+# with '; ' from a list there.
+CONTENT_AS_IS = ("title", "url", "published", "updated", "abstract", "repository", "number",
+                 "thread_type", "state", "merged", "closed_at")
+CONTENT_JOINED = ("authors", "affiliations", "categories", "included_in", "labels")
+
+
 def items(study, withheld):
+    """Every item's metadata, as dicts."""
+    return flattened(items_batches(study, withheld))
+
+
+def items_batches(study, withheld):
     """Every item's metadata; `withheld` ({column: kinds}, fields.withheld_item_columns)
     empties what the requester may not receive, before any writer sees the row."""
     # Inclusion found in the frameworks' histories, for the method's source papers.
     landed = paper_inclusion(study) if not _withheld_everywhere(withheld, "frameworks_landed",
                                                                "first_landing",
                                                                "days_to_first_landing") else {}
-    for item in (Item.objects.alive().filter(study=study).select_related("document", "snapshot")
-                 .order_by("pk").iterator(chunk_size=BATCH)):
-        content = item.snapshot.content
-        inclusion = landed.get(item.document_id, {})
-        row = {
-            "item_id": item.pk, "document_key": item.document.key, "kind": item.document.kind,
-            "source": item.document.source, "title": content.get("title"),
-            "url": content.get("url"), "published": content.get("published"),
-            "updated": content.get("updated"), "round": item.round,
-            "in_reliability_sample": item.in_reliability_sample,
-            "snapshot": item.snapshot.number, "snapshot_sha256": item.snapshot.sha256,
-            "abstract": content.get("abstract"), "authors": joined(content.get("authors")),
-            "affiliations": joined(content.get("affiliations")),
-            "categories": joined(content.get("categories")),
-            "included_in": joined(content.get("included_in")),
-            "repository": content.get("repository"), "number": content.get("number"),
-            "thread_type": content.get("thread_type"), "state": content.get("state"),
-            "merged": content.get("merged"), "labels": joined(content.get("labels")),
-            "closed_at": content.get("closed_at"),
-            "n_posts": len(content["posts"]) if "posts" in content else None,
-            "frameworks_landed": joined(inclusion.get("included_in")),
-            "first_landing": inclusion.get("first_landing"),
-            "days_to_first_landing": inclusion.get("days_to_first_landing"),
-        }
-        for column, kinds in withheld.items():
-            if item.document.kind in kinds:
-                row[column] = None
-        yield row
+    found = (Item.objects.alive().filter(study=study).order_by("pk")
+             .values_list(*ITEM_COLUMNS).iterator(chunk_size=FETCH))
+    # A thousand at a time: a parsed snapshot is large beside the row made from it.
+    for chunk in _chunks(found, 1_000):
+        (ids, documents, keys, kinds, sources, rounds, in_sample, numbers, hashes,
+         contents) = (list(column) for column in zip(*chunk))
+        del chunk
+        columns = {"item_id": ids, "document_key": keys, "kind": kinds, "source": sources,
+                   "round": rounds, "in_reliability_sample": in_sample, "snapshot": numbers,
+                   "snapshot_sha256": hashes}
+        for name in CONTENT_AS_IS:
+            columns[name] = [content.get(name) for content in contents]
+        for name in CONTENT_JOINED:
+            columns[name] = [joined(content.get(name)) for content in contents]
+        columns["n_posts"] = [len(content["posts"]) if "posts" in content else None
+                              for content in contents]
+        inclusion = [landed.get(document, {}) for document in documents]
+        columns["frameworks_landed"] = [joined(i.get("included_in")) for i in inclusion]
+        for name in ("first_landing", "days_to_first_landing"):
+            columns[name] = [i.get(name) for i in inclusion]
+        for column, hidden in withheld.items():
+            if column in columns:
+                columns[column] = [None if kind in hidden else value
+                                   for kind, value in zip(kinds, columns[column])]
+        yield Columns(columns, len(ids))
 
 
 def _withheld_everywhere(withheld, *columns):
     return all(set(withheld.get(c, ())) >= set(KINDS) for c in columns)
 
 
+# --- long ----------------------------------------------------------------------------
+
+EMPTY = (None, "", [])  # an answer that is not there (coded_status's test)
+LONG_COMMON = ("item_id", "document_key", "coder", "round", "codebook_version", "revision",
+               "phase", "independent", "submitted_at", "seconds_spent", "unsure")
+
+
 def long(study, names):
-    """Every coding revision, one row per question."""
-    independent = set(independent_codings(study).values_list("pk", flat=True))
-    # Plain tuples of only the columns the rows need: five model instances per coding
-    # (select_related), with every JSON and date column converted, were most of the time.
+    """Every coding revision, one row per question, as dicts."""
+    return flattened(long_batches(study, names))
+
+
+def long_batches(study, names):
+    """Every coding revision, one row per question.
+
+    Codings come ordered by item, coder (so each assignment's revisions are together),
+    revision: an assignment's revisions are held until its last has been read, since
+    whether one is independent (the highest revision with phase independent, as
+    coding.codings.independent_codings says) depends on those after it."""
     codings = (Coding.objects.filter(assignment__item__study=study,
                                      assignment__item__deleted_at__isnull=True)
                .order_by("assignment__item_id", "assignment__coder_id", "revision", "pk")
-               .values_list("pk", "assignment__item_id", "assignment__item__document__key",
-                            "assignment__coder_id", "assignment__item__round",
-                            "codebook_version_id", "codebook_version__number", "revision",
-                            "phase", "submitted_at", "seconds_spent", "unsure", "values"))
-    questions = {}
-    for (pk, item_id, document_key, coder_id, round_, version_id, version, revision, phase,
-         submitted_at, seconds_spent, unsure, values) in codings.iterator(chunk_size=BATCH):
+               .annotate(submitted=as_text_column("submitted_at"))
+               .values_list("assignment_id", "assignment__item_id",
+                            "assignment__item__document__key", "assignment__coder_id",
+                            "assignment__item__round", "codebook_version_id",
+                            "codebook_version__number", "revision", "phase", "submitted",
+                            "seconds_spent", "unsure", "values"))
+    questions = {}  # codebook version id: ([keys], [(key, condition's question, wanted)])
+    common = {name: [] for name in LONG_COMMON}
+    extend = [common[name].extend for name in LONG_COMMON]
+    question_column, value_column, status_column = [], [], []
+    held = []  # the current assignment's revisions
+
+    def asked(version_id):
         if version_id not in questions:
-            questions[version_id] = list(Question.objects.filter(version_id=version_id)
-                                         .prefetch_related("options"))
-        common = {
-            "item_id": item_id, "document_key": document_key, "coder": names.get(coder_id),
-            "round": round_, "codebook_version": version, "revision": revision,
-            "phase": phase, "independent": pk in independent, "submitted_at": submitted_at,
-            "seconds_spent": seconds_spent, "unsure": unsure,
-        }
-        for question in questions[version_id]:
-            status = coded_status(question, values)
-            yield {**common, "question": question.key,
-                   "value": as_text(values.get(question.key)) if status == ANSWERED else None,
-                   "status": status}
+            found = list(Question.objects.filter(version_id=version_id))
+            questions[version_id] = ([q.key for q in found], [
+                (q.key, *((q.show_if["question"], set(q.show_if["in"])) if q.show_if
+                          else (None, None))) for q in found])
+        return questions[version_id]
+
+    def add(revisions):
+        independent = None
+        for coding in revisions:
+            if coding[8] == Coding.Phase.INDEPENDENT:
+                independent = coding
+        add_value, add_status = value_column.append, status_column.append
+        for coding in revisions:
+            (_, item_id, document_key, coder_id, round_, version_id, version, revision, phase,
+             submitted_at, seconds_spent, unsure, values) = coding
+            keys, conditions = asked(version_id)
+            count = len(keys)
+            for add_to, value in zip(extend, (
+                    item_id, document_key, names.get(coder_id), round_, version, revision,
+                    phase, coding is independent, parse_datetime(submitted_at), seconds_spent,
+                    unsure)):
+                add_to(repeat(value, count))
+            question_column.extend(keys)
+            get = values.get
+            for key, condition, wanted in conditions:
+                if condition is not None:
+                    # coding.codebooks.is_shown, with the condition's set made once
+                    answer = get(condition)
+                    if not (bool(wanted & set(answer)) if isinstance(answer, list)
+                            else answer in wanted):
+                        add_value(None)
+                        add_status(NOT_APPLICABLE)
+                        continue
+                value = get(key)
+                if value in EMPTY:
+                    add_value(None)
+                    add_status(MISSING)
+                else:
+                    add_value(value if type(value) is str else as_text(value))
+                    add_status(ANSWERED)
+
+    def batch():
+        nonlocal common, extend, question_column, value_column, status_column
+        columns = {**common, "question": question_column, "value": value_column,
+                   "status": status_column}
+        common = {name: [] for name in LONG_COMMON}
+        extend = [common[name].extend for name in LONG_COMMON]
+        question_column, value_column, status_column = [], [], []
+        return Columns(columns, len(columns["question"]))
+
+    for coding in codings.iterator(chunk_size=FETCH):
+        if held and coding[0] != held[0][0]:
+            add(held)
+            held = []
+            if len(question_column) >= BATCH:
+                yield batch()
+        held.append(coding)
+    add(held)
+    if question_column:
+        yield batch()
 
 
 def coded_status(question, values):
     if not is_shown(question, values):
         return NOT_APPLICABLE
-    return MISSING if values.get(question.key) in (None, "", []) else ANSWERED
+    return MISSING if values.get(question.key) in EMPTY else ANSWERED
+
+
+# --- decisions -----------------------------------------------------------------------
+
+DECISION_NAMES = ("item_id", "document_key", "question", "revision", "current", "value",
+                  "method", "decided_by", "rationale", "decided_at")
 
 
 def decisions(study, names):
-    current = set(Decision.objects.current().filter(item__study=study).values_list("pk", flat=True))
-    rows = (Decision.objects.filter(item__study=study, item__deleted_at__isnull=True)
-            .select_related("item__document").order_by("item_id", "question_key", "revision"))
-    for decision in rows.iterator(chunk_size=BATCH):
-        yield {
-            "item_id": decision.item_id, "document_key": decision.item.document.key,
-            "question": decision.question_key, "revision": decision.revision,
-            "current": decision.pk in current, "value": as_text(decision.value),
-            "method": decision.method, "decided_by": names.get(decision.decided_by_id),
-            "rationale": decision.rationale or None, "decided_at": decision.decided_at,
-        }
+    """Every decision revision, as dicts."""
+    return flattened(decisions_batches(study, names))
 
+
+def decisions_batches(study, names):
+    """Every decision revision, ordered by item, question, revision: the last of each
+    (item, question) is the current one, seen when the next row starts another."""
+    found = (Decision.objects.filter(item__study=study, item__deleted_at__isnull=True)
+             .order_by("item_id", "question_key", "revision")
+             .annotate(value_text=as_text_column("value"),
+                       decided=as_text_column("decided_at"))
+             .values_list("item_id", "item__document__key", "question_key", "revision",
+                          "value_text", "method", "decided_by_id", "rationale", "decided")
+             .iterator(chunk_size=FETCH))
+    value_text = remembered(lambda text: as_text(parse_json(text)))
+
+    def batch(rows, following):
+        """Columns of these rows; `following` is the row after the last (None at the end)."""
+        (item_ids, document_keys, questions, revisions, values, methods, deciders, rationales,
+         decided_at) = (list(column) for column in zip(*rows))
+        groups = list(zip(item_ids, questions))
+        later = groups[1:] + [following and (following[0], following[2])]
+        return Columns(dict(zip(DECISION_NAMES, (
+            item_ids, document_keys, questions, revisions,
+            [group != after for group, after in zip(groups, later)],
+            [value_text(value) for value in values], methods,
+            [names.get(decider) for decider in deciders],
+            [rationale or None for rationale in rationales],
+            [parse_datetime(moment) for moment in decided_at]))), len(rows))
+
+    held = []
+    for chunk in _chunks(found, BATCH):
+        if held:
+            yield batch(held, chunk[0])
+        held = chunk
+    if held:
+        yield batch(held, None)
+
+
+# --- wide ----------------------------------------------------------------------------
 
 def wide(study, codebook, version):
-    """One row per item of this codebook: the current decision of each question."""
+    """One row per item of this codebook, as dicts."""
+    return flattened(wide_batches(study, codebook, version))
+
+
+def wide_batches(study, codebook, version):
+    """One row per item of this codebook: the current decision of each question.
+
+    Items are read in chunks by id; each chunk's decisions come ordered by item,
+    question, revision (one range query), so a later revision replaces an earlier
+    one and what is left of each question is its current decision."""
     questions = list(version.questions.prefetch_related("options"))
-    items_ = (Item.objects.alive().filter(study=study, codebook=codebook)
-              .select_related("document").order_by("pk"))
-    for chunk in _chunks(items_.iterator(chunk_size=BATCH), BATCH):
-        decided = {}
-        for d in Decision.objects.current().filter(item__in=[i.pk for i in chunk]):
-            decided.setdefault(d.item_id, {})[d.question_key] = d
-        for item in chunk:
-            row = {"item_id": item.pk, "document_key": item.document.key, "round": item.round,
-                   "in_reliability_sample": item.in_reliability_sample}
-            final = decided.get(item.pk, {})
-            values = {key: d.value for key, d in final.items()}
-            for question in questions:
-                row.update(_wide_cells(question, final.get(question.key), values))
-            yield row
+    cells = [_wide_question(question) for question in questions]
+    found = (Item.objects.alive().filter(study=study, codebook=codebook).order_by("pk")
+             .values_list("pk", "document__key", "round", "in_reliability_sample")
+             .iterator(chunk_size=FETCH))
+    value = remembered(parse_json)
+    for chunk in _chunks(found, FETCH):
+        decided = {}  # item id: ({question key: current value}, {question key: its method})
+        for item_id, key, text, method in (
+                Decision.objects.filter(item__study=study, item__codebook=codebook,
+                                        item__deleted_at__isnull=True,
+                                        item_id__gte=chunk[0][0], item_id__lte=chunk[-1][0])
+                .order_by("item_id", "question_key", "revision")
+                .annotate(value_text=as_text_column("value"))
+                .values_list("item_id", "question_key", "value_text", "method")):
+            if item_id not in decided:
+                decided[item_id] = ({}, {})
+            values, methods = decided[item_id]
+            values[key], methods[key] = value(text), method
+        columns = dict(zip(("item_id", "document_key", "round", "in_reliability_sample"),
+                           map(list, zip(*chunk))))
+        for question_cells in cells:
+            columns.update(question_cells(chunk, decided))
+        yield Columns(columns, len(chunk))
 
 
-def _wide_cells(question, decision, values):
-    key = question.key
+def _wide_question(question):
+    """A function (items, {item id: (values, methods)}) -> this question's columns: its
+    final value (a column per option for multiple choice), __status and __method."""
+    key, kind, show_if = question.key, question.kind, question.show_if
     options = [o.value for o in question.options.all()]
-    if decision is not None:
-        status, value = (ANSWERED if decision.value is not None else MISSING), decision.value
-    elif question.show_if and question.show_if["question"] in values and not is_shown(question, values):
-        status, value = NOT_APPLICABLE, None
-    else:
-        status, value = UNDECIDED, None
-    if question.kind == "number" and value in options:
-        status, value = value, None
-    cells = {f"{key}__status": status, f"{key}__method": decision.method if decision else None}
-    if question.kind == "multiple":
-        chosen = set(value or [])
-        for option in options:
-            cells[f"{key}__{option}"] = (option in chosen) if status == ANSWERED else None
-    else:
-        cells[key] = value
-    return cells
+    status_name, method_name = f"{key}__status", f"{key}__method"
+    option_names = [f"{key}__{option}" for option in options]
+    undecided = ({}, {})
+
+    def columns(items_, decided):
+        statuses, methods, values = [], [], []
+        chosen = {name: [] for name in option_names}
+        for item in items_:
+            final, how = decided.get(item[0], undecided)
+            if key in final:
+                value, method = final[key], how[key]
+                status = ANSWERED if value is not None else MISSING
+            elif show_if and show_if["question"] in final and not is_shown(question, final):
+                status, value, method = NOT_APPLICABLE, None, None
+            else:
+                status, value, method = UNDECIDED, None, None
+            if kind == "number" and value in options:
+                status, value = value, None
+            statuses.append(status)
+            methods.append(method)
+            if kind == "multiple":
+                picked = set(value or [])
+                for option, name in zip(options, option_names):
+                    chosen[name].append((option in picked) if status == ANSWERED else None)
+            else:
+                values.append(value)
+        found = {status_name: statuses, method_name: methods}
+        if kind == "multiple":
+            found.update(chosen)
+        else:
+            found[key] = values
+        return found
+
+    return columns
 
 
 def _chunks(iterable, size):

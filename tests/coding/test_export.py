@@ -290,6 +290,16 @@ def test_the_long_table_marks_the_last_independent_revision(revised, export, peo
         * revised.paper_codebook.current_version().questions.count())
 
 
+def test_the_export_queries_find_what_the_product_definitions_find(revised):
+    from coding.codings import independent_codings
+    from coding.export import rows
+
+    assert sorted(rows.independent_codings(revised).values_list("pk", flat=True)) == sorted(
+        independent_codings(revised).values_list("pk", flat=True))
+    assert sorted(rows.current_decisions(Decision.objects.all()).values_list("pk", flat=True)) \
+        == sorted(Decision.objects.current().values_list("pk", flat=True))
+
+
 def test_the_readme_counts_current_decisions_and_independent_codings(revised, export):
     from coding.codings import independent_codings
 
@@ -299,3 +309,63 @@ def test_the_readme_counts_current_decisions_and_independent_codings(revised, ex
                for m in ("adjudicated", "unanimous")}
     assert (f"independent codings: {independent_codings(revised).count()}; current decisions: "
             f"{methods['adjudicated']} adjudicated, {methods['unanimous']} unanimous.") in readme
+
+
+# --- writers: rows in any batches give the same bytes ------------------------------------
+
+def mixed_rows():
+    """Rows holding what each cell conversion handles: empty text, ISO text and datetime
+    objects for datetimes, ints and floats for numbers, nulls everywhere."""
+    from datetime import UTC, datetime
+
+    for n in range(47):
+        yield {"id": n, "text": ("", None, f"text {n}", "ünïcode")[n % 4],
+               "number": (None, n, n + 0.5, 10**3)[n % 4], "flag": (None, True, False)[n % 3],
+               "when": (None, datetime(2025, 1, 1, n % 24, tzinfo=UTC),
+                        f"2025-02-01T{n % 24:02d}:30:00+00:00")[n % 3]}
+
+
+def as_batches(rows, sizes):
+    from itertools import cycle, islice
+
+    from coding.export.rows import Columns
+
+    rows = iter(rows)
+    for size in cycle(sizes):
+        part = list(islice(rows, size))
+        if not part:
+            return
+        yield Columns({name: [row[name] for row in part] for name in part[0]}, len(part))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_rows_as_dicts_or_column_batches_of_any_size_give_the_same_bytes(tmp_path, monkeypatch,
+                                                                          fmt):
+    from coding.export import writers
+    from coding.export.fields import Field
+
+    fields = [Field("id", "integer", ""), Field("text", "string", ""),
+              Field("number", "number", ""), Field("flag", "boolean", ""),
+              Field("when", "datetime", ""), Field("absent", "string", "")]
+    monkeypatch.setattr(writers, "BATCH", 10)
+    write = writers.WRITERS[fmt][0]
+    written = []
+    for n, rows in enumerate([mixed_rows(), as_batches(mixed_rows(), [7, 13, 1]),
+                              as_batches(mixed_rows(), [47]),
+                              [*as_batches(list(mixed_rows())[:5], [5]), *list(mixed_rows())[5:]]]):
+        path = tmp_path / f"{n}.{fmt}"
+        assert write(path, fields, rows) == 47
+        written.append(path.read_bytes())
+    assert len(set(written)) == 1
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        stored = pq.ParquetFile(tmp_path / "0.parquet")
+        assert [stored.metadata.row_group(g).num_rows for g in range(stored.num_row_groups)] == [
+            10, 10, 10, 10, 7]
+        schema = writers.arrow_schema(fields)
+        cell_by_cell = pa.Table.from_arrays(
+            [pa.array([writers._arrow_cell(row.get(f.name), f.type) for row in mixed_rows()],
+                      type=schema.field(i).type) for i, f in enumerate(fields)], schema=schema)
+        assert stored.read().equals(cell_by_cell)
