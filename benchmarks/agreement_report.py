@@ -28,13 +28,15 @@ inherits another's heap:
              minus the RSS once Django is set up and the study fetched.
   traced     the same under tracemalloc: its peak, every Python object and numpy buffer
              alive at once (slower: tracing costs time, so its seconds are not reported).
-  reference  reading the study's independent codings as tuples and nothing else
-             (`independent_codings(study).values_list(...)`, the report's own columns, a
-             server-side cursor): the floor for any report computed from the database.
-The growth factors compare each size with the one before. Finally the krippendorff
-package's alpha on the same matrices, rebuilt here from the generated answers, is set
-beside the report's alpha for every single-choice, yes/no and number question: a check
-that the report is right, not just fast.
+  reference  reading the study's independent codings as tuples and nothing else, the
+             plain way: `independent_codings(study).values_list(...)` of the columns the
+             report reads, the answers decoded by Django, `.iterator(chunk_size=2000)`
+             (a server-side cursor): about the floor for any report from the database.
+The growth factors compare each size with the one before. Finally the alphas of the
+largest study are set beside the krippendorff package's (and coding.agreement's general
+krippendorff_alpha) on the same matrices, rebuilt here from the generated answers, for
+every single-choice, yes/no and number question: a check that the report is right, not
+just fast.
 """
 
 import argparse
@@ -248,7 +250,8 @@ def build_study(items, seed):
 
     copy_rows(Document, ["kind", "source", "key", "title", "metadata"],
               (("paper", slug, f"2601.{n:06d}", f"Paper {n}", "{}") for n in range(items)))
-    documents = list(Document.objects.filter(source=slug).order_by("pk").values_list("pk", flat=True))
+    documents = list(Document.objects.filter(source=slug).order_by("pk")
+                     .values_list("pk", flat=True))
     content = json.dumps({"kind": "paper", "title": "A paper"})
     copy_rows(Snapshot, ["document", "number", "content", "sha256"],
               ((d, 1, content, f"{d:064x}") for d in documents))
