@@ -91,6 +91,9 @@ def build_bundle(study, out_path, *, shapes, fmt, include_mapping=False, report=
     names = rows.pseudonyms(study)
     withheld = withheld_item_columns(study, roles)
     write, extension = WRITERS[fmt]
+    # The README's counts, on a connection of their own while the tables are written
+    # where the database allows it (rows.in_background).
+    facts = rows.in_background(provenance, study)
     total = estimate_rows(study, shapes)
     done = 0
 
@@ -118,7 +121,7 @@ def build_bundle(study, out_path, *, shapes, fmt, include_mapping=False, report=
         (tmp / "datapackage.json").write_text(datapackage, encoding="utf-8")
         (tmp / "README.md").write_text(
             readme(study, shapes, fmt, include_mapping, resources,
-                   blinding_note(study, roles, shapes, withheld)), encoding="utf-8")
+                   blinding_note(study, roles, shapes, withheld), facts()), encoding="utf-8")
         files |= {"datapackage.json", "README.md"}
         sums = "".join(f"{sha256(tmp / f)}  {f}\n" for f in sorted(files))
         (tmp / "SHA256SUMS").write_text(sums, encoding="utf-8")
@@ -219,18 +222,27 @@ def blinding_note(study, roles, shapes, withheld):
     return lines
 
 
-def readme(study, shapes, fmt, include_mapping, resources, blinding=()):
-    codings = Coding.objects.filter(assignment__item__study=study)
+def provenance(study):
+    """The README's figures from the database, counted in a few aggregate queries.
+    rows.current_decisions and rows.independent_count find what Decision.objects.current()
+    and coding.codings.independent_codings define, without a subquery per row."""
+    codings = Coding.objects.filter(assignment__item__study=study).aggregate(
+        latest=Max("submitted_at"), count=Count("pk"))
     items = Item.objects.alive().filter(study=study)
     data_as_of = max(filter(None, [
-        codings.aggregate(t=Max("submitted_at"))["t"],
+        codings["latest"],
         Decision.objects.filter(item__study=study).aggregate(t=Max("decided_at"))["t"],
         items.aggregate(t=Max("added_at"))["t"]]), default=None)
-    # rows.current_decisions and rows.independent_codings: the same rows as
-    # Decision.objects.current() and coding.codings.independent_codings, as anti-joins.
     methods = dict(rows.current_decisions(Decision.objects.filter(item__study=study))
                    .values_list("method").annotate(n=Count("pk")).order_by("method"))
     kinds = dict(items.values_list("document__kind").annotate(n=Count("pk")).order_by())
+    return {"data_as_of": data_as_of, "methods": methods, "kinds": kinds,
+            "codings": codings["count"], "independent": rows.independent_count(study)}
+
+
+def readme(study, shapes, fmt, include_mapping, resources, blinding=(), facts=None):
+    facts = facts or provenance(study)
+    data_as_of, methods, kinds = facts["data_as_of"], facts["methods"], facts["kinds"]
     lines = [
         f"# {study.name}: coded dataset", "",
         f"Study `{study.slug}`. {study.description}".strip(), "",
@@ -244,8 +256,8 @@ def readme(study, shapes, fmt, include_mapping, resources, blinding=()):
             f"{c.name} v{v.number}" for c in study.codebooks.order_by("pk")
             for v in [c.current_version()] if v) + " (all versions in codebook.json).",
         f"- Items: {sum(kinds.values())} ({', '.join(f'{n} {k}s' for k, n in sorted(kinds.items()))}); "
-        f"coding revisions: {codings.count()}; independent codings: "
-        f"{rows.independent_codings(study).count()}; current decisions: "
+        f"coding revisions: {facts['codings']}; independent codings: "
+        f"{facts['independent']}; current decisions: "
         + (", ".join(f"{n} {m}" for m, n in methods.items()) or "none") + ".",
         f"- Overlap: {study.overlap} coders per item in the reliability sample"
         + (f"; sample drawn: {json.dumps(study.reliability_sample, sort_keys=True)}."

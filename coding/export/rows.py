@@ -3,32 +3,40 @@
 Each shape has a generator of batches (`*_batches`: `Columns`, a few thousand rows as
 one list per column, which is how the writers want them) and a generator of plain
 dicts keyed by the shape's field names made from those. Nothing holds more than a
-batch of rows. Coders appear under their study pseudonym.
+few batches of rows, whatever the size of the study. Coders appear under their study
+pseudonym.
 
 Reading: tuples of only the columns a shape needs (`values_list`, never model
-instances), in the shape's order, through `.iterator()` (a server-side cursor on
-PostgreSQL). What is "current" or "independent" is found while streaming, from that
-order, instead of a correlated subquery per row: rows ordered by item, question and
-revision end each (item, question) group with its current decision; codings ordered by
-assignment and revision end each assignment's group with its last independent one.
+instances), in the shape's order, through a server-side cursor where the database has
+them (`read_ahead`, on a thread of its own on PostgreSQL, so the database works on the
+next rows while these are turned into a table). Timestamps and JSON come as text and
+are parsed here. What is "current" or "independent" is found while streaming, from
+that order, instead of a correlated subquery per row: rows ordered by item, question
+and revision end each (item, question) group with its current decision; codings
+ordered by assignment and revision end each assignment's group with its last
+independent one.
 """
 
 import json
+import queue
+import threading
 from datetime import UTC, datetime
-from itertools import repeat
+from itertools import chain, repeat
 
+from django.db import connection, connections
 from django.db.models import Exists, OuterRef, TextField
 from django.db.models.functions import Cast
 
 from coding.blinding import KINDS
 from coding.codebooks import is_shown
 from coding.landings import paper_inclusion
-from coding.models import Coding, Decision, Item, Membership, Question, Role
+from coding.models import Assignment, Coding, Decision, Item, Membership, Question, Role
 
 from .fields import ANSWERED, MISSING, NOT_APPLICABLE, UNDECIDED
 
-BATCH = 20_000  # rows a yielded batch holds, about
-FETCH = 5_000  # rows a database round trip brings
+# Rows read from the database at a time, and about the rows of a yielded batch (the
+# writers gather batches into row groups of their own size).
+FETCH = 5_000
 
 
 class Columns:
@@ -51,6 +59,93 @@ class Columns:
 def flattened(batches):
     for batch in batches:
         yield from batch.rows()
+
+
+# --- reading ahead ---------------------------------------------------------------------
+
+def reads_ahead():
+    """Whether queries may run on a connection of their own in a thread: on PostgreSQL,
+    outside a transaction (inside one, another connection would not see its writes)."""
+    return connection.vendor == "postgresql" and not connection.in_atomic_block
+
+
+def read_ahead(rows, size=FETCH):
+    """The rows of a queryset in lists of `size` (the last may hold fewer), in order.
+
+    Where reads_ahead(), a thread reads them on a connection of its own, at most two
+    lists ahead of the caller: the database makes the next rows while the caller turns
+    the last ones into a table, on another core. Otherwise they are read here, in turn.
+    Either way through a server-side cursor where the database has them."""
+    if not reads_ahead():
+        yield from _chunks(rows.iterator(chunk_size=size), size)
+        return
+    ready, stop, done = queue.Queue(maxsize=2), threading.Event(), object()
+
+    def read():
+        try:
+            for chunk in _chunks(rows.iterator(chunk_size=size), size):
+                while not stop.is_set():
+                    try:
+                        ready.put(chunk, timeout=0.1)
+                        break
+                    except queue.Full:
+                        pass
+                if stop.is_set():
+                    return
+            ready.put(done)
+        except BaseException as error:  # handed to the caller, who raises it
+            ready.put(_Failed(error))
+        finally:
+            connections.close_all()  # this thread's own
+
+    reader = threading.Thread(target=read, name="export-read-ahead", daemon=True)
+    reader.start()
+    try:
+        while (chunk := ready.get()) is not done:
+            if isinstance(chunk, _Failed):
+                raise chunk.error
+            yield chunk
+    finally:
+        stop.set()
+        while reader.is_alive():
+            try:
+                ready.get(timeout=0.1)
+            except queue.Empty:
+                pass
+        reader.join()
+
+
+class _Failed:
+    def __init__(self, error):
+        self.error = error
+
+
+def in_background(function, *args):
+    """function(*args) started now on a thread of its own (where reads_ahead()); returns
+    a function that waits for the result (raising what it raised). Otherwise that
+    function computes it when called."""
+    if not reads_ahead():
+        return lambda: function(*args)
+    result = {}
+
+    def run():
+        try:
+            result["value"] = function(*args)
+        except BaseException as error:
+            result["error"] = error
+        finally:
+            connections.close_all()
+
+    worker = threading.Thread(target=run, name="export-background", daemon=True)
+    worker.start()
+
+    def wait():
+        worker.join()
+        if "error" in result:
+            raise result["error"]
+        return result["value"]
+
+    return wait
 
 
 def pseudonyms(study):
@@ -127,6 +222,15 @@ def current_decisions(decisions):
     return decisions.filter(~Exists(newer))
 
 
+def independent_count(study):
+    """independent_codings(study).count(): every assignment holding an independent
+    revision has exactly one last one, so count those assignments."""
+    return (Assignment.objects.filter(item__study=study, item__deleted_at__isnull=True)
+            .filter(Exists(Coding.objects.filter(assignment=OuterRef("pk"),
+                                                 phase=Coding.Phase.INDEPENDENT)))
+            .count())
+
+
 def independent_codings(study):
     """The same rows as coding.codings.independent_codings(study) (each assignment's
     highest revision with phase independent, on alive items), as an anti-join."""
@@ -142,7 +246,7 @@ def independent_codings(study):
 
 ITEM_COLUMNS = ("pk", "document_id", "document__key", "document__kind", "document__source",
                 "round", "in_reliability_sample", "snapshot__number", "snapshot__sha256",
-                "snapshot__content")
+                "content")
 # Columns of the items table straight from the snapshot's content, and those joined
 # with '; ' from a list there.
 CONTENT_AS_IS = ("title", "url", "published", "updated", "abstract", "repository", "number",
@@ -163,11 +267,12 @@ def items_batches(study, withheld):
                                                                "first_landing",
                                                                "days_to_first_landing") else {}
     found = (Item.objects.alive().filter(study=study).order_by("pk")
-             .values_list(*ITEM_COLUMNS).iterator(chunk_size=FETCH))
+             .annotate(content=as_text_column("snapshot__content")).values_list(*ITEM_COLUMNS))
     # A thousand at a time: a parsed snapshot is large beside the row made from it.
-    for chunk in _chunks(found, 1_000):
+    for chunk in read_ahead(found, 1_000):
         (ids, documents, keys, kinds, sources, rounds, in_sample, numbers, hashes,
          contents) = (list(column) for column in zip(*chunk))
+        contents = [parse_json(content) for content in contents]
         del chunk
         columns = {"item_id": ids, "document_key": keys, "kind": kinds, "source": sources,
                    "round": rounds, "in_reliability_sample": in_sample, "snapshot": numbers,
@@ -215,12 +320,13 @@ def long_batches(study, names):
     codings = (Coding.objects.filter(assignment__item__study=study,
                                      assignment__item__deleted_at__isnull=True)
                .order_by("assignment__item_id", "assignment__coder_id", "revision", "pk")
-               .annotate(submitted=as_text_column("submitted_at"))
+               .annotate(submitted=as_text_column("submitted_at"),
+                         answers=as_text_column("values"))
                .values_list("assignment_id", "assignment__item_id",
                             "assignment__item__document__key", "assignment__coder_id",
                             "assignment__item__round", "codebook_version_id",
                             "codebook_version__number", "revision", "phase", "submitted",
-                            "seconds_spent", "unsure", "values"))
+                            "seconds_spent", "unsure", "answers"))
     questions = {}  # codebook version id: ([keys], [(key, condition's question, wanted)])
     common = {name: [] for name in LONG_COMMON}
     extend = [common[name].extend for name in LONG_COMMON]
@@ -244,6 +350,7 @@ def long_batches(study, names):
         for coding in revisions:
             (_, item_id, document_key, coder_id, round_, version_id, version, revision, phase,
              submitted_at, seconds_spent, unsure, values) = coding
+            values = parse_json(values)
             keys, conditions = asked(version_id)
             count = len(keys)
             for add_to, value in zip(extend, (
@@ -279,11 +386,11 @@ def long_batches(study, names):
         question_column, value_column, status_column = [], [], []
         return Columns(columns, len(columns["question"]))
 
-    for coding in codings.iterator(chunk_size=FETCH):
+    for coding in chain.from_iterable(read_ahead(codings)):
         if held and coding[0] != held[0][0]:
             add(held)
             held = []
-            if len(question_column) >= BATCH:
+            if len(question_column) >= FETCH:
                 yield batch()
         held.append(coding)
     add(held)
@@ -316,8 +423,7 @@ def decisions_batches(study, names):
              .annotate(value_text=as_text_column("value"),
                        decided=as_text_column("decided_at"))
              .values_list("item_id", "item__document__key", "question_key", "revision",
-                          "value_text", "method", "decided_by_id", "rationale", "decided")
-             .iterator(chunk_size=FETCH))
+                          "value_text", "method", "decided_by_id", "rationale", "decided"))
     value_text = remembered(lambda text: as_text(parse_json(text)))
 
     def batch(rows, following):
@@ -335,7 +441,7 @@ def decisions_batches(study, names):
             [parse_datetime(moment) for moment in decided_at]))), len(rows))
 
     held = []
-    for chunk in _chunks(found, BATCH):
+    for chunk in read_ahead(found):
         if held:
             yield batch(held, chunk[0])
         held = chunk
@@ -353,49 +459,51 @@ def wide(study, codebook, version):
 def wide_batches(study, codebook, version):
     """One row per item of this codebook: the current decision of each question.
 
-    Items are read in chunks by id; each chunk's decisions come ordered by item,
-    question, revision (one range query), so a later revision replaces an earlier
-    one and what is left of each question is its current decision."""
+    Items ordered by id, and their decisions ordered by item, question, revision, are
+    read side by side: a later revision replaces an earlier one, so what is left of
+    each question once an item's decisions are read is its current decision."""
     questions = list(version.questions.prefetch_related("options"))
     cells = [_wide_question(question) for question in questions]
     found = (Item.objects.alive().filter(study=study, codebook=codebook).order_by("pk")
-             .values_list("pk", "document__key", "round", "in_reliability_sample")
-             .iterator(chunk_size=FETCH))
-    value = remembered(parse_json)
-    for chunk in _chunks(found, FETCH):
+             .values_list("pk", "document__key", "round", "in_reliability_sample"))
+    decisions_ = chain.from_iterable(read_ahead(
+        Decision.objects.filter(item__study=study, item__codebook=codebook,
+                                item__deleted_at__isnull=True)
+        .order_by("item_id", "question_key", "revision")
+        .annotate(value_text=as_text_column("value"))
+        .values_list("item_id", "question_key", "value_text", "method")))
+    value, undecided = remembered(parse_json), ({}, {})
+    following = next(decisions_, None)
+    for chunk in read_ahead(found):
         decided = {}  # item id: ({question key: current value}, {question key: its method})
-        for item_id, key, text, method in (
-                Decision.objects.filter(item__study=study, item__codebook=codebook,
-                                        item__deleted_at__isnull=True,
-                                        item_id__gte=chunk[0][0], item_id__lte=chunk[-1][0])
-                .order_by("item_id", "question_key", "revision")
-                .annotate(value_text=as_text_column("value"))
-                .values_list("item_id", "question_key", "value_text", "method")):
+        last = chunk[-1][0]
+        while following is not None and following[0] <= last:
+            item_id, key, text, method = following
             if item_id not in decided:
                 decided[item_id] = ({}, {})
             values, methods = decided[item_id]
             values[key], methods[key] = value(text), method
+            following = next(decisions_, None)
         columns = dict(zip(("item_id", "document_key", "round", "in_reliability_sample"),
                            map(list, zip(*chunk))))
+        decided = [decided.get(item_id, undecided) for item_id in columns["item_id"]]
         for question_cells in cells:
-            columns.update(question_cells(chunk, decided))
+            columns.update(question_cells(decided))
         yield Columns(columns, len(chunk))
 
 
 def _wide_question(question):
-    """A function (items, {item id: (values, methods)}) -> this question's columns: its
-    final value (a column per option for multiple choice), __status and __method."""
+    """A function ([(values, methods) of each item]) -> this question's columns: its final
+    value (a column per option for multiple choice), __status and __method."""
     key, kind, show_if = question.key, question.kind, question.show_if
     options = [o.value for o in question.options.all()]
     status_name, method_name = f"{key}__status", f"{key}__method"
     option_names = [f"{key}__{option}" for option in options]
-    undecided = ({}, {})
 
-    def columns(items_, decided):
+    def columns(decided):
         statuses, methods, values = [], [], []
         chosen = {name: [] for name in option_names}
-        for item in items_:
-            final, how = decided.get(item[0], undecided)
+        for final, how in decided:
             if key in final:
                 value, method = final[key], how[key]
                 status = ANSWERED if value is not None else MISSING

@@ -296,6 +296,7 @@ def test_the_export_queries_find_what_the_product_definitions_find(revised):
 
     assert sorted(rows.independent_codings(revised).values_list("pk", flat=True)) == sorted(
         independent_codings(revised).values_list("pk", flat=True))
+    assert rows.independent_count(revised) == independent_codings(revised).count()
     assert sorted(rows.current_decisions(Decision.objects.all()).values_list("pk", flat=True)) \
         == sorted(Decision.objects.current().values_list("pk", flat=True))
 
@@ -369,3 +370,40 @@ def test_rows_as_dicts_or_column_batches_of_any_size_give_the_same_bytes(tmp_pat
             [pa.array([writers._arrow_cell(row.get(f.name), f.type) for row in mixed_rows()],
                       type=schema.field(i).type) for i, f in enumerate(fields)], schema=schema)
         assert stored.read().equals(cell_by_cell)
+
+
+# --- reading ahead on a thread (PostgreSQL, outside a transaction) ------------------------
+
+@pytest.mark.django_db(transaction=True)
+def test_reading_ahead_on_threads_gives_the_same_bundle(revised, tmp_path, monkeypatch):
+    from django.db import connection
+
+    from coding.export import rows
+
+    assert rows.reads_ahead() == (connection.vendor == "postgresql")
+    ahead = [build_bundle(revised, tmp_path / f"ahead.{fmt}.zip", shapes=list(SHAPES),
+                          fmt=fmt)["sha256"] for fmt in FORMATS]
+    monkeypatch.setattr(rows, "reads_ahead", lambda: False)
+    here = [build_bundle(revised, tmp_path / f"here.{fmt}.zip", shapes=list(SHAPES),
+                         fmt=fmt)["sha256"] for fmt in FORMATS]
+    assert ahead == here
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reading_ahead_hands_on_errors_and_stops_when_the_reader_does(alpha):
+    import threading
+
+    from django.db import DatabaseError
+    from django.db.models.expressions import RawSQL
+
+    from coding.export import rows
+    from coding.models import Item
+
+    with pytest.raises(DatabaseError):
+        list(rows.read_ahead(Item.objects.annotate(x=RawSQL("no_such_function()", []))
+                             .values_list("x"), 1))
+    chunks = rows.read_ahead(Item.objects.order_by("pk").values_list("pk"), 1)
+    assert next(chunks) == [(alpha.papers[0].pk,)]
+    chunks.close()  # the reader, if there is one, stops and closes its connection
+    assert not [t for t in threading.enumerate() if t.name == "export-read-ahead"]
+    assert rows.in_background(lambda: Item.objects.count())() == Item.objects.count()
