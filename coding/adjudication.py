@@ -202,13 +202,15 @@ def rebuild_disagreements(study, batch=500):
     for start in range(0, len(ids), batch):
         items = list(Item.objects.filter(pk__in=ids[start:start + batch])
                      .select_related("codebook", "study").order_by("pk"))
-        codings, decisions = gather(items), current_decisions(items)
+        codings, by_item = gather(items), {}
+        for (pk, key), decision in current_decisions(items).items():
+            by_item.setdefault(pk, {})[key] = decision
         rows = []
         for item in items:
             if item.codebook_id not in questions:
                 questions[item.codebook_id] = questions_of(item)
             rows += stored_rows(item, codings[item.pk], questions[item.codebook_id],
-                                {key: d for (pk, key), d in decisions.items() if pk == item.pk})
+                                by_item.get(item.pk, {}))
         StoredDisagreement.objects.bulk_create(rows, batch_size=1000)
         made += len(rows)
     return made

@@ -246,13 +246,16 @@ def calibration_passed(study, coder):
 
 def sync_targets(study):
     """After an overlap change: items in the reliability sample want `overlap` coders."""
-    Item.objects.filter(study=study, round=MAIN, in_reliability_sample=True).update(
-        target=study.overlap)
-    Item.objects.filter(study=study, round=MAIN, in_reliability_sample=False).update(target=1)
-    # Which items are complete changed with their targets: so did their disagreements.
-    from .adjudication import rebuild_disagreements  # adjudication builds on this module
+    changed = Item.objects.filter(study=study, round=MAIN, in_reliability_sample=True).exclude(
+        target=study.overlap).update(target=study.overlap)
+    changed += Item.objects.filter(study=study, round=MAIN, in_reliability_sample=False).exclude(
+        target=1).update(target=1)
+    if changed:
+        # Which items are complete changed with their targets: so did their disagreements.
+        from .adjudication import rebuild_disagreements  # adjudication builds on this module
 
-    rebuild_disagreements(study)
+        rebuild_disagreements(study)
+    return changed
 
 
 def stratum(item, field):
