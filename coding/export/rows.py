@@ -53,7 +53,24 @@ class Columns:
 
     def rows(self):
         names = list(self.columns)
-        return (dict(zip(names, values)) for values in zip(*self.columns.values()))
+        return (dict(zip(names, values)) for values in zip(*map(expanded, self.columns.values())))
+
+
+class Repeated:
+    """A column of runs: values[0] counts[0] times, then values[1] counts[1] times … (a
+    coding's own columns in the long table, one value for each of its questions' rows)."""
+
+    __slots__ = ("values", "counts")
+
+    def __init__(self, values, counts):
+        self.values, self.counts = values, counts
+
+
+def expanded(column):
+    """A column as a plain list (an iterable for Repeated)."""
+    if isinstance(column, Repeated):
+        return chain.from_iterable(map(repeat, column.values, column.counts))
+    return column
 
 
 def flattened(batches):
@@ -328,10 +345,6 @@ def long_batches(study, names):
                             "codebook_version__number", "revision", "phase", "submitted",
                             "seconds_spent", "unsure", "answers"))
     questions = {}  # codebook version id: ([keys], [(key, condition's question, wanted)])
-    common = {name: [] for name in LONG_COMMON}
-    extend = [common[name].extend for name in LONG_COMMON]
-    question_column, value_column, status_column = [], [], []
-    held = []  # the current assignment's revisions
 
     def asked(version_id):
         if version_id not in questions:
@@ -341,24 +354,51 @@ def long_batches(study, names):
                           else (None, None))) for q in found])
         return questions[version_id]
 
-    def add(revisions):
+    batch, held = _LongRows(), []  # held: the current assignment's revisions
+    for coding in chain.from_iterable(read_ahead(codings)):
+        if held and coding[0] != held[0][0]:
+            batch.add(held, asked, names)
+            held = []
+            if batch.size >= FETCH:
+                yield batch.columns()
+                batch = _LongRows()
+        held.append(coding)
+    if held:
+        batch.add(held, asked, names)
+    if batch.size:
+        yield batch.columns()
+
+
+class _LongRows:
+    """Long rows of some codings: each coding's own columns once, with the number of rows
+    (its questions) they fill, and each row's question, value and status."""
+
+    def __init__(self):
+        self.common = [[] for _ in LONG_COMMON]
+        self.counts, self.questions, self.values, self.statuses = [], [], [], []
+        self.size = 0
+
+    def add(self, revisions, asked, names):
+        """An assignment's revisions; the last with phase independent is the independent one."""
         independent = None
         for coding in revisions:
             if coding[8] == Coding.Phase.INDEPENDENT:
                 independent = coding
-        add_value, add_status = value_column.append, status_column.append
+        appends = [column.append for column in self.common]
+        add_value, add_status = self.values.append, self.statuses.append
         for coding in revisions:
             (_, item_id, document_key, coder_id, round_, version_id, version, revision, phase,
              submitted_at, seconds_spent, unsure, values) = coding
             values = parse_json(values)
             keys, conditions = asked(version_id)
-            count = len(keys)
-            for add_to, value in zip(extend, (
+            for append, value in zip(appends, (
                     item_id, document_key, names.get(coder_id), round_, version, revision,
                     phase, coding is independent, parse_datetime(submitted_at), seconds_spent,
                     unsure)):
-                add_to(repeat(value, count))
-            question_column.extend(keys)
+                append(value)
+            self.counts.append(len(keys))
+            self.size += len(keys)
+            self.questions.extend(keys)
             get = values.get
             for key, condition, wanted in conditions:
                 if condition is not None:
@@ -377,25 +417,11 @@ def long_batches(study, names):
                     add_value(value if type(value) is str else as_text(value))
                     add_status(ANSWERED)
 
-    def batch():
-        nonlocal common, extend, question_column, value_column, status_column
-        columns = {**common, "question": question_column, "value": value_column,
-                   "status": status_column}
-        common = {name: [] for name in LONG_COMMON}
-        extend = [common[name].extend for name in LONG_COMMON]
-        question_column, value_column, status_column = [], [], []
-        return Columns(columns, len(columns["question"]))
-
-    for coding in chain.from_iterable(read_ahead(codings)):
-        if held and coding[0] != held[0][0]:
-            add(held)
-            held = []
-            if len(question_column) >= FETCH:
-                yield batch()
-        held.append(coding)
-    add(held)
-    if question_column:
-        yield batch()
+    def columns(self):
+        columns = {name: Repeated(values, self.counts)
+                   for name, values in zip(LONG_COMMON, self.common)}
+        columns.update(question=self.questions, value=self.values, status=self.statuses)
+        return Columns(columns, self.size)
 
 
 def coded_status(question, values):

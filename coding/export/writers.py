@@ -12,10 +12,11 @@ import json
 from datetime import datetime
 from itertools import islice, repeat
 
+import numpy
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .rows import Columns
+from .rows import Columns, Repeated, expanded
 
 BATCH = 20_000
 ARROW_TYPES = {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(),
@@ -37,7 +38,7 @@ def column_batches(rows, fields, size=BATCH):
     for part in _parts(rows, names, size):
         for name in names:
             column = part.columns.get(name)
-            pending[name].extend(repeat(None, part.size) if column is None else column)
+            pending[name].extend(repeat(None, part.size) if column is None else expanded(column))
         held += part.size
         while held >= size:
             yield {name: column[:size] for name, column in pending.items()}, size
@@ -152,9 +153,10 @@ def arrow_batches(rows, fields, schema, size=BATCH):
     names = [f.name for f in fields]
     pending, held = [], 0
     for part in _parts(rows, names, size):
+        runs = {}  # indices to expand each Repeated's counts with, made once per part
         table = pa.Table.from_arrays(
-            [arrow_array(part.columns.get(f.name, [None] * part.size), f.type,
-                         schema.field(i).type) for i, f in enumerate(fields)], schema=schema)
+            [_arrow_column(part.columns.get(f.name), part.size, f.type, schema.field(i).type,
+                           runs) for i, f in enumerate(fields)], schema=schema)
         while table.num_rows:
             taken = min(size - held, table.num_rows)
             pending.append(table.slice(0, taken))
@@ -164,6 +166,19 @@ def arrow_batches(rows, fields, schema, size=BATCH):
                 pending, held = [], 0
     if held:
         yield pa.concat_tables(pending).combine_chunks()
+
+
+def _arrow_column(column, size, kind, arrow_type, runs):
+    if column is None:
+        return arrow_array([None] * size, kind, arrow_type)
+    if isinstance(column, Repeated):
+        # Each value converted once, then repeated by Arrow: what expanding it first gives.
+        key = id(column.counts)
+        if key not in runs:
+            runs[key] = (column.counts, pa.array(numpy.repeat(
+                numpy.arange(len(column.counts)), column.counts)))
+        return arrow_array(column.values, kind, arrow_type).take(runs[key][1])
+    return arrow_array(column, kind, arrow_type)
 
 
 NONE = type(None)

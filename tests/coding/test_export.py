@@ -301,6 +301,25 @@ def test_the_export_queries_find_what_the_product_definitions_find(revised):
         == sorted(Decision.objects.current().values_list("pk", flat=True))
 
 
+def test_the_row_generators_give_dicts_of_each_shapes_fields(revised):
+    from coding.export import rows
+    from coding.export.fields import DECISION_FIELDS, LONG_FIELDS, item_fields, wide_fields
+
+    names = rows.pseudonyms(revised)
+    version = revised.paper_codebook.current_version()
+    long = list(rows.long(revised, names))
+    assert len(long) == version.questions.count() * Coding.objects.filter(
+        assignment__item__deleted_at__isnull=True).count()
+    assert set(long[0]) == {f.name for f in LONG_FIELDS}
+    decisions = list(rows.decisions(revised, names))
+    assert set(decisions[0]) == {f.name for f in DECISION_FIELDS}
+    assert sum(d["current"] for d in decisions) == Decision.objects.current().filter(
+        item__deleted_at__isnull=True).count()
+    wide = list(rows.wide(revised, revised.paper_codebook, version))
+    assert {f.name for f in wide_fields(version)} <= set(wide[0])
+    assert {f.name for f in item_fields({})} == set(next(rows.items(revised, {})))
+
+
 def test_the_readme_counts_current_decisions_and_independent_codings(revised, export):
     from coding.codings import independent_codings
 
@@ -370,6 +389,44 @@ def test_rows_as_dicts_or_column_batches_of_any_size_give_the_same_bytes(tmp_pat
             [pa.array([writers._arrow_cell(row.get(f.name), f.type) for row in mixed_rows()],
                       type=schema.field(i).type) for i, f in enumerate(fields)], schema=schema)
         assert stored.read().equals(cell_by_cell)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_columns_of_runs_write_what_their_rows_write(tmp_path, monkeypatch, fmt):
+    """The long table gives a coding's own columns as runs (rows.Repeated): one value for
+    each of its questions' rows. Written, they are the rows they stand for."""
+    from itertools import groupby
+
+    from coding.export import writers
+    from coding.export.fields import Field
+    from coding.export.rows import Columns, Repeated
+
+    fields = [Field("id", "integer", ""), Field("text", "string", ""),
+              Field("number", "number", ""), Field("flag", "boolean", ""),
+              Field("when", "datetime", "")]
+    rows = [row for row in mixed_rows() for _ in range(row["id"] % 3 + 1)]
+
+    def runs(column):
+        groups = [list(group) for _, group in groupby(column, key=lambda v: (type(v), v))]
+        return Repeated([group[0] for group in groups], [len(group) for group in groups])
+
+    def batches(sizes):
+        start = 0
+        for size in sizes * len(rows):
+            part = rows[start:start + size]
+            if not part:
+                return
+            start += size
+            yield Columns({f.name: runs([row[f.name] for row in part]) for f in fields},
+                          len(part))
+
+    monkeypatch.setattr(writers, "BATCH", 10)
+    write = writers.WRITERS[fmt][0]
+    written = []
+    for n, given in enumerate([rows, batches([7, 13, 1]), batches([len(rows)])]):
+        assert write(tmp_path / f"{n}.{fmt}", fields, given) == len(rows)
+        written.append((tmp_path / f"{n}.{fmt}").read_bytes())
+    assert len(set(written)) == 1
 
 
 # --- reading ahead on a thread (PostgreSQL, outside a transaction) ------------------------
