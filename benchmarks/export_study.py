@@ -189,16 +189,17 @@ def build(size, password, rng):
     return built
 
 
-def measure(slug, repeat):
+def measure(slug, repeat, trace=True):
     from django.db import connection
 
     connection.close()  # the children open their own
     runs = {"job": [], "traced": [], "reference": []}
     for _ in range(repeat):
         runs["job"].append(run_child("job", slug))
-        runs["traced"].append(run_child("traced", slug))
+        if trace:
+            runs["traced"].append(run_child("traced", slug))
         runs["reference"].append(run_child("reference", out=runs["job"][-1]["bundle"]))
-        for run in (runs["job"][-1], runs["traced"][-1]):
+        for run in (runs["job"][-1], *runs["traced"][-1:]):
             Path(run["bundle"]).unlink(missing_ok=True)
     return runs
 
@@ -218,9 +219,10 @@ def report(size, runs):
     say(f"    wall {wall:.1f} s, CPU {cpu:.1f} s (runs: "
         + ", ".join(f"{r['wall']:.1f}" for r in job) + f" s); target < {TARGET_SECONDS} s: "
         + ("met" if wall < TARGET_SECONDS else "MISSED"))
-    say(f"    peak RSS {peak:.0f} MB, {added:.0f} MB over Django + pyarrow loaded; "
-        f"tracemalloc peak {median(traced, 'traced_peak'):.1f} MB "
-        f"(traced run {median(traced, 'wall'):.1f} s)")
+    traced_peak = median(traced, "traced_peak") if traced else float("nan")
+    say(f"    peak RSS {peak:.0f} MB, {added:.0f} MB over Django + pyarrow loaded"
+        + (f"; tracemalloc peak {traced_peak:.1f} MB (traced run {median(traced, 'wall'):.1f} s)"
+           if traced else ""))
     for name, table in tables.items():
         say(f"    {name:18}{table['rows']:>11,} rows {table['wall']:7.1f} s "
             f"{table['rows'] / max(table['wall'], 1e-9):>11,.0f} rows/s")
@@ -231,7 +233,7 @@ def report(size, runs):
         f"CPU {median(ref, 'cpu'):.1f} s, {median(ref, 'rows') / max(rwall, 1e-9):,.0f} rows/s; "
         f"the job takes {wall / max(rwall, 1e-9):.1f}x that")
     return {"size": size, "rows": rows, "wall": wall, "cpu": cpu, "rss_peak": peak,
-            "rss_added": added, "traced_peak": median(traced, "traced_peak"),
+            "rss_added": added, "traced_peak": traced_peak,
             "reference_wall": rwall, "tables": tables}
 
 
@@ -242,6 +244,8 @@ def main():
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument("--no-trace", action="store_true",
+                        help="skip the tracemalloc run (it takes several times the job's time)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
@@ -272,7 +276,8 @@ def main():
             say(f"\n== {size:,} items ==")
             built = build(size, password, rng)
             say("  load average before: " + ", ".join(f"{v:.2f}" for v in os.getloadavg()))
-            results.append(report(size, measure(built.study.slug, args.repeat)))
+            results.append(report(size, measure(built.study.slug, args.repeat,
+                                                not args.no_trace)))
             say("  load average after: " + ", ".join(f"{v:.2f}" for v in os.getloadavg()))
         say(f"\n{'items':>9}{'rows':>12}{'wall s':>8}{'CPU s':>7}{'peak RSS':>10}{'added':>8}"
             f"{'tracemalloc':>13}{'pyarrow ref':>13}")
