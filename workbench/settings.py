@@ -19,7 +19,8 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("WORKBENCH_VAR_DIR", BASE_DIR / "var"))
+# Absolute whatever the environment gave, so paths under it are known (and hidden) as server paths.
+VAR_DIR = Path(os.environ.get("WORKBENCH_VAR_DIR", BASE_DIR / "var")).resolve()
 
 
 def env_str(name, default=""):
