@@ -23,7 +23,7 @@ import threading
 from datetime import UTC, datetime
 from itertools import chain, repeat
 
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 from django.db.models import Exists, OuterRef, TextField
 from django.db.models.functions import Cast
 
@@ -90,9 +90,12 @@ def read_ahead(rows, size=FETCH):
     """The rows of a queryset in lists of `size` (the last may hold fewer), in order.
 
     Where reads_ahead(), a thread reads them on a connection of its own, at most two
-    lists ahead of the caller: the database makes the next rows while the caller turns
-    the last ones into a table, on another core. Otherwise they are read here, in turn.
-    Either way through a server-side cursor where the database has them."""
+    lists ahead of the caller, in a transaction of that connection: its server-side
+    cursor is then not held past the transaction, so the database makes rows as they
+    are fetched (a held cursor makes them all before the first) and works on the next
+    ones, on another core, while the caller turns the last ones into a table.
+    Otherwise they are read here, in turn. Either way through a server-side cursor
+    where the database has them."""
     if not reads_ahead():
         yield from _chunks(rows.iterator(chunk_size=size), size)
         return
@@ -100,15 +103,16 @@ def read_ahead(rows, size=FETCH):
 
     def read():
         try:
-            for chunk in _chunks(rows.iterator(chunk_size=size), size):
-                while not stop.is_set():
-                    try:
-                        ready.put(chunk, timeout=0.1)
-                        break
-                    except queue.Full:
-                        pass
-                if stop.is_set():
-                    return
+            with transaction.atomic():
+                for chunk in _chunks(rows.iterator(chunk_size=size), size):
+                    while not stop.is_set():
+                        try:
+                            ready.put(chunk, timeout=0.1)
+                            break
+                        except queue.Full:
+                            pass
+                    if stop.is_set():
+                        return
             ready.put(done)
         except BaseException as error:  # handed to the caller, who raises it
             ready.put(_Failed(error))
