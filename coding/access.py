@@ -34,3 +34,8 @@ def access_assignment(user, study, pk):
     if assignment is None:
         raise Http404("No such assignment.")
     return assignment
+
+
+def may_create_study(user):
+    """Staff, and anyone granted `coding.create_study` (manage.py grant_study_creation)."""
+    return bool(user.is_authenticated and (user.is_staff or user.has_perm("coding.create_study")))

@@ -51,12 +51,14 @@ def add_questions(version, question_specs):
             version=version, key=q["key"], text=q["text"], kind=q["kind"],
             definition=q.get("definition", ""), required=q.get("required", True),
             level=q.get("level", Question.Level.NOMINAL), show_if=q.get("show_if"),
-            min_value=q.get("min_value"), max_value=q.get("max_value"), position=position,
+            min_value=q.get("min_value"), max_value=q.get("max_value"),
+            unit=q.get("unit", ""), position=position,
         )
         Option.objects.bulk_create(
             Option(
                 question=question, value=o["value"], label=o.get("label", o["value"]),
                 definition=o.get("definition", ""), examples=o.get("examples", ""),
+                counter_examples=o.get("counter_examples", ""), shortcut=o.get("shortcut", ""),
                 exclusive=o.get("exclusive", False), position=i,
             )
             for i, o in enumerate(q.get("options", []))
@@ -76,9 +78,11 @@ def question_spec(question):
         "definition": question.definition, "required": question.required,
         "level": question.level, "show_if": question.show_if,
         "min_value": question.min_value, "max_value": question.max_value,
+        "unit": question.unit,
         "options": [
             {"value": o.value, "label": o.label, "definition": o.definition,
-             "examples": o.examples, "exclusive": o.exclusive}
+             "examples": o.examples, "counter_examples": o.counter_examples,
+             "shortcut": o.shortcut, "exclusive": o.exclusive}
             for o in question.options.all()
         ],
     }

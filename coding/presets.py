@@ -31,9 +31,11 @@ COMPONENTS = [
 RL_METHOD = {"question": "label", "in": ["rl_method"]}
 
 
-def _options(pairs):
-    """Options from (value, label) pairs; "none" is chosen alone or not at all."""
-    return [{"value": v, "label": label, **({"exclusive": True} if v == "none" else {})}
+def _options(pairs, multiple=True):
+    """Options from (value, label) pairs; in a multiple-choice question "none" is chosen
+    alone or not at all."""
+    return [{"value": v, "label": label,
+             **({"exclusive": True} if multiple and v == "none" else {})}
             for v, label in pairs]
 
 
@@ -154,7 +156,7 @@ THREAD_CODEBOOK = {
         {
             "key": "failure_reported", "kind": "single",
             "text": "Which training failure does the thread report?",
-            "options": _options(FAILURES),
+            "options": _options(FAILURES, multiple=False),
         },
     ],
 }

@@ -1,6 +1,8 @@
 from django.urls import path
 
 from . import views
+from .views import (calibration, catalog_edit, codebook_edit, codebook_files, members,
+                    study_setup)
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -31,3 +33,7 @@ urlpatterns = [
     path("studies/<slug:slug>/frameworks/<int:framework_id>/", views.framework_page,
          name="framework"),
 ]
+
+# The study-setup areas keep their own routes beside their views.
+for area in (study_setup, codebook_edit, codebook_files, members, calibration, catalog_edit):
+    urlpatterns += area.urlpatterns

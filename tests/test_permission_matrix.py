@@ -28,7 +28,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from coding import queue
 from coding.export.jobs import start_export
 from coding.models import Framework, Role
-from tests import factories
+from tests import factories, permission_rows
 from workbench.models import ApiToken
 
 ROLES = ["anonymous", "outsider", "viewer", "coder_b", "coder_a", "adjudicator", "owner"]
@@ -135,6 +135,8 @@ TABLE = {
     "api/studies/<slug:slug>/frameworks/<int:framework_id>/": {"GET": "LNYFFYY",
                                                               "POST": "LNFFFFY"},
 }
+# The study-setup areas keep their rows beside them (tests/permission_rows/).
+TABLE.update(permission_rows.rows())
 
 
 def routes(resolver=None, prefix=""):
@@ -168,7 +170,7 @@ def world(alpha, beta, people, django_capture_on_commit_callbacks):
     theirs = queue.assign(alpha.papers[1], cyril)
     framework = Framework.objects.create(study=alpha, name="Alpha RL", repository="lab/alpha-rl")
     token, _ = ApiToken.objects.create(people["olive"], name="owner script")
-    return {
+    values = {
         "slug": alpha.slug, "pk": mine.pk, "item_id": item.pk,
         "codebook_id": alpha.paper_codebook.pk, "number": 1, "framework_id": framework.pk,
         "token_pk": token.pk, "theirs": theirs.pk,
@@ -176,6 +178,8 @@ def world(alpha, beta, people, django_capture_on_commit_callbacks):
         "job_id": functools.cache(lambda: finished_export(alpha, people["olive"],
                                                           django_capture_on_commit_callbacks)),
     }
+    values.update(permission_rows.values(values, alpha, people))
+    return values
 
 
 def finished_export(study, owner, on_commit):
@@ -193,7 +197,7 @@ def fill(route, world):
         values["pk"] = world["token_pk"]
     url = "/" + route
     for name, value in values.items():
-        for converter in ("slug", "int"):
+        for converter in ("slug", "int", "str"):
             marker = f"<{converter}:{name}>"
             if marker in url:
                 url = url.replace(marker, str(value() if callable(value) else value))

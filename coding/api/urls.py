@@ -1,7 +1,8 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import agreement, catalog, coder, export, imports, review, views
+from . import (agreement, calibration, catalog, catalog_edit, codebook_edit, codebook_files,
+               coder, export, imports, members, review, study_setup, views)
 
 router = SimpleRouter()
 router.register("studies", views.StudyViewSet, basename="study")
@@ -45,3 +46,6 @@ urlpatterns = router.urls + [
     path("studies/<slug:slug>/frameworks/<int:framework_id>/", catalog.FrameworkDetail.as_view(),
          name="api-framework"),
 ]
+
+for area in (study_setup, codebook_edit, codebook_files, members, calibration, catalog_edit):
+    urlpatterns += area.urlpatterns

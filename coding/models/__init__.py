@@ -1,3 +1,4 @@
+from .audit import AuditEntry
 from .catalog import Framework, FrameworkScan, Landing, Method, MethodLink, OptionName
 from .codebooks import Codebook, CodebookVersion, Option, Question
 from .codings import Assignment, Coding, Exposure
@@ -6,10 +7,10 @@ from .disagreements import StoredDisagreement
 from .imports import ImportRun
 from .items import Item
 from .reliability import AgreementSnapshot
-from .studies import Membership, Role, Study
+from .studies import Invite, Membership, Role, Study
 
 __all__ = [
-    "AgreementSnapshot", "Assignment", "Codebook", "CodebookVersion", "Coding", "Decision", "Exposure",
-    "Framework", "FrameworkScan", "ImportRun", "Item", "Landing", "Membership", "Method",
+    "AgreementSnapshot", "Assignment", "AuditEntry", "Codebook", "CodebookVersion", "Coding", "Decision", "Exposure",
+    "Framework", "FrameworkScan", "ImportRun", "Invite", "Item", "Landing", "Membership", "Method",
     "MethodLink", "Option", "OptionName", "Question", "Role", "StoredDisagreement", "Study",
 ]

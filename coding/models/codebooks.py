@@ -124,6 +124,8 @@ class Question(FrozenWhenPublished):
     # Bounds of a number answer, inclusive; None is unbounded on that side.
     min_value = models.FloatField(null=True, blank=True)
     max_value = models.FloatField(null=True, blank=True)
+    # What a number answer counts, shown beside the box ("billion parameters").
+    unit = models.CharField(max_length=50, blank=True)
 
     class Meta:
         ordering = ["version", "position", "id"]
@@ -144,6 +146,9 @@ class Option(FrozenWhenPublished):
     label = models.CharField(max_length=200)
     definition = models.TextField(blank=True)
     examples = models.TextField(blank=True)
+    counter_examples = models.TextField(blank=True, help_text="What this option is not.")
+    # The key that chooses it on the coding page; blank: its position (1-9).
+    shortcut = models.CharField(max_length=1, blank=True)
     position = models.PositiveIntegerField(default=0)
     # Chosen alone or not at all in a multiple-choice answer ("none").
     exclusive = models.BooleanField(default=False)

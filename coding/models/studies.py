@@ -96,6 +96,9 @@ class Study(models.Model):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Archived by its owner: out of everyone's lists and closed to coding, kept whole and
+    # restorable. `deleted_at` is the admin's removal; archiving never sets it.
+    archived_at = models.DateTimeField(null=True, blank=True)
     deleted_at = models.DateTimeField(null=True, blank=True)
 
     objects = StudyQuerySet.as_manager()
@@ -103,6 +106,9 @@ class Study(models.Model):
     class Meta:
         verbose_name_plural = "studies"
         ordering = ["name"]
+        # Staff may always create studies (coding.access.may_create_study); others need
+        # this permission, granted with `manage.py grant_study_creation USER`.
+        permissions = [("create_study", "Can create studies")]
 
     def __str__(self):
         return self.name
@@ -145,3 +151,35 @@ class Membership(models.Model):
 
     def __str__(self):
         return f"{self.user} as {self.role} in {self.study}"
+
+
+class Invite(models.Model):
+    """A one-time link that lets a person without an account join a study with a role.
+
+    Only the SHA-256 of the token is kept: the link is shown once to the owner who made
+    it (and mailed when a mail server is configured). It works once, until it expires.
+    """
+
+    study = models.ForeignKey(Study, related_name="invites", on_delete=models.CASCADE)
+    role = models.CharField(max_length=16, choices=Role.choices)
+    token_hash = models.CharField(max_length=64, unique=True)
+    # Who it is for, as the owner wrote it (a name or a mail address); never a login.
+    note = models.CharField(max_length=200, blank=True)
+    email = models.EmailField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"invite to {self.study} as {self.role}"

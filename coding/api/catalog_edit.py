@@ -1,0 +1,3 @@
+"""Editing the method catalog (methods, option names) and frameworks: REST API."""
+
+urlpatterns = []

@@ -1,0 +1,3 @@
+"""Members and roles, and one-time invitation links: REST API."""
+
+urlpatterns = []

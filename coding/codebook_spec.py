@@ -1,0 +1,279 @@
+"""A codebook as data (a *spec*), checked in one place before anything is written.
+
+The editor's pages, the API and the file formats (JSON, YAML, REFI-QDA) all turn what a
+person sent into a spec and call `validate`; `save_draft` writes a valid spec into a draft
+version in one transaction, so a bad spec saves nothing half-way.
+
+    {"name": "Paper codebook", "applies_to": "paper", "description": "…",
+     "questions": [
+        {"key": "label", "text": "…", "kind": "single", "definition": "…",
+         "required": true, "level": "nominal", "unit": "",
+         "show_if": {"question": "other_key", "in": ["value", …]} or null,
+         "min_value": null, "max_value": null,
+         "options": [{"value": "rl_method", "label": "RL method", "definition": "…",
+                      "examples": "…", "counter_examples": "…", "shortcut": "1",
+                      "exclusive": false}, …]}, …]}
+
+Errors are located: each is `(path, message)` with a path such as
+`questions[2].options[0].value`, so a page can put it beside the field and a file import
+can name the entry.
+"""
+
+import math
+import re
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from .codebooks import YES_NO, add_questions, unstorable_text
+from .limits import check_key
+from .models import Codebook, CodebookVersion, Question
+
+KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")
+# An option's value is stored in every coding and export column: a code, not prose.
+VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}")
+KINDS = {k.value for k in Question.Kind}
+LEVELS = {level.value for level in Question.Level}
+WITH_OPTIONS = {Question.Kind.SINGLE, Question.Kind.MULTIPLE}
+QUESTION_FIELDS = {"key", "text", "kind", "definition", "required", "level", "unit", "show_if",
+                   "min_value", "max_value", "options"}
+OPTION_FIELDS = {"value", "label", "definition", "examples", "counter_examples", "shortcut",
+                 "exclusive"}
+TEXT_LIMITS = {"name": 200, "text": 5_000, "definition": 20_000, "label": 200, "examples": 20_000,
+               "counter_examples": 20_000, "unit": 50, "description": 20_000}
+
+
+@dataclass(frozen=True)
+class SpecError:
+    path: str
+    message: str
+
+    def __str__(self):
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class InvalidSpec(ValueError):
+    def __init__(self, errors):
+        self.errors = list(errors)
+        super().__init__("; ".join(str(e) for e in self.errors))
+
+    def as_dict(self):
+        """{path: [messages]}, the API's located error body."""
+        found = {}
+        for error in self.errors:
+            found.setdefault(error.path or "codebook", []).append(error.message)
+        return found
+
+
+def validate(spec, *, publishing=False):
+    """The spec's errors, in order; empty when it can be saved (and, with `publishing`,
+    published: then it needs at least one question)."""
+    errors = []
+
+    def err(path, message):
+        errors.append(SpecError(path, message))
+
+    if not isinstance(spec, dict):
+        return [SpecError("", "a codebook is an object with name, applies_to and questions")]
+    _text(spec, "name", "name", err, required=True)
+    _text(spec, "description", "description", err)
+    if spec.get("applies_to") not in ("paper", "thread"):
+        err("applies_to", "either 'paper' or 'thread'")
+    questions = spec.get("questions", [])
+    if not isinstance(questions, list):
+        err("questions", "a list of questions")
+        return errors
+    if publishing and not questions:
+        err("questions", "a codebook needs at least one question before it is published")
+    seen = {}
+    for i, question in enumerate(questions):
+        _question(question, f"questions[{i}]", seen, err)
+        if isinstance(question, dict) and isinstance(question.get("key"), str):
+            seen.setdefault(question["key"], question)
+    return errors
+
+
+def check(spec, *, publishing=False):
+    """Raise InvalidSpec with every error, or return the spec."""
+    errors = validate(spec, publishing=publishing)
+    if errors:
+        raise InvalidSpec(errors)
+    return spec
+
+
+def _text(obj, field, path, err, *, required=False):
+    value = obj.get(field, "")
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        err(path, "text expected")
+        return
+    if required and not value.strip():
+        err(path, "required")
+    elif len(value) > TEXT_LIMITS[field]:
+        err(path, f"{len(value):,} characters; at most {TEXT_LIMITS[field]:,}")
+    elif problem := unstorable_text(value):
+        err(path, problem)
+
+
+def _question(q, at, earlier, err):
+    if not isinstance(q, dict):
+        err(at, "a question is an object")
+        return
+    for field in sorted(set(q) - QUESTION_FIELDS):
+        err(f"{at}.{field}", "not a field of a question")
+    key = q.get("key")
+    if not isinstance(key, str) or not KEY.fullmatch(key) or check_key(key):
+        err(f"{at}.key", "a key is lower-case letters, digits and _ , starting with a letter "
+            "(at most 64)")
+    elif key in earlier:
+        err(f"{at}.key", f"duplicate key {key!r}: keys are unique in a codebook")
+    _text(q, "text", f"{at}.text", err, required=True)
+    _text(q, "definition", f"{at}.definition", err)
+    _text(q, "unit", f"{at}.unit", err)
+    kind = q.get("kind")
+    if kind not in KINDS:
+        err(f"{at}.kind", f"one of {', '.join(sorted(KINDS))}")
+    if q.get("level", "nominal") not in LEVELS:
+        err(f"{at}.level", f"one of {', '.join(sorted(LEVELS))}")
+    if not isinstance(q.get("required", True), bool):
+        err(f"{at}.required", "true or false")
+    options = q.get("options", []) or []
+    if not isinstance(options, list):
+        err(f"{at}.options", "a list of options")
+        options = []
+    if kind in WITH_OPTIONS and not options:
+        label = "single-choice" if kind == Question.Kind.SINGLE else "multiple-choice"
+        err(f"{at}.options", f"a {label} question needs at least one option")
+    if kind in (Question.Kind.YES_NO, Question.Kind.TEXT) and options:
+        err(f"{at}.options", f"a {kind} question has no options")
+    _options(options, at, kind, err)
+    _bounds(q, at, kind, err)
+    _condition(q.get("show_if"), at, key, earlier, err)
+
+
+def _options(options, at, kind, err):
+    values, shortcuts = set(), set()
+    for j, option in enumerate(options):
+        where = f"{at}.options[{j}]"
+        if not isinstance(option, dict):
+            err(where, "an option is an object")
+            continue
+        for field in sorted(set(option) - OPTION_FIELDS):
+            err(f"{where}.{field}", "not a field of an option")
+        value = option.get("value")
+        if not isinstance(value, str) or not VALUE.fullmatch(value):
+            err(f"{where}.value", "a value is letters, digits, _ . - (at most 100), starting "
+                "with a letter or digit")
+        elif value in values:
+            err(f"{where}.value", f"duplicate value {value!r} in this question")
+        else:
+            values.add(value)
+        if kind == Question.Kind.NUMBER and isinstance(value, str) and _is_number(value):
+            err(f"{where}.value", "a special answer of a number question cannot be a number")
+        for field in ("label", "definition", "examples", "counter_examples"):
+            _text(option, field, f"{where}.{field}", err)
+        shortcut = option.get("shortcut", "") or ""
+        if not isinstance(shortcut, str) or len(shortcut) > 1 or (shortcut and not shortcut.isalnum()):
+            err(f"{where}.shortcut", "one letter or digit, or empty")
+        elif shortcut and shortcut.lower() in shortcuts:
+            err(f"{where}.shortcut", f"key {shortcut!r} already chooses another option")
+        elif shortcut:
+            shortcuts.add(shortcut.lower())
+        exclusive = option.get("exclusive", False)
+        if not isinstance(exclusive, bool):
+            err(f"{where}.exclusive", "true or false")
+        elif exclusive and kind != Question.Kind.MULTIPLE:
+            err(f"{where}.exclusive", "only an option of a multiple-choice question is "
+                "chosen alone")
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _bounds(q, at, kind, err):
+    low, high = q.get("min_value"), q.get("max_value")
+    for field, value in (("min_value", low), ("max_value", high)):
+        if value is None:
+            continue
+        if kind != Question.Kind.NUMBER:
+            err(f"{at}.{field}", "only a number question has bounds")
+        elif isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            err(f"{at}.{field}", "a finite number or null")
+    if (isinstance(low, int | float) and isinstance(high, int | float)
+            and not isinstance(low, bool) and not isinstance(high, bool) and low > high):
+        err(f"{at}.max_value", f"the upper bound {high:g} is below the lower bound {low:g}")
+
+
+def _condition(condition, at, key, earlier, err):
+    if condition in (None, {}):
+        return
+    where = f"{at}.show_if"
+    if not isinstance(condition, dict) or set(condition) != {"question", "in"}:
+        err(where, "a condition names a question and the answers that show this one: "
+            '{"question": key, "in": [values]}')
+        return
+    target, wanted = condition["question"], condition["in"]
+    if target == key:
+        err(f"{where}.question", "a question cannot depend on itself")
+        return
+    if target not in earlier:
+        err(f"{where}.question", f"no earlier question {target!r}: a condition names a "
+            "question above this one")
+        return
+    if not isinstance(wanted, list) or not wanted or not all(isinstance(v, str) for v in wanted):
+        err(f"{where}.in", "a non-empty list of answers")
+        return
+    parent = earlier[target]
+    if parent.get("kind") == Question.Kind.YES_NO:
+        allowed = set(YES_NO)
+    else:
+        allowed = {o.get("value") for o in parent.get("options") or [] if isinstance(o, dict)}
+    unknown = [v for v in wanted if v not in allowed]
+    if parent.get("kind") in (Question.Kind.TEXT,):
+        err(f"{where}.question", f"{target!r} is a free-text question; a condition needs "
+            "answers to choose from")
+    elif unknown:
+        err(f"{where}.in", f"{', '.join(map(repr, unknown))} not an answer of {target!r}")
+
+
+def spec_of(version):
+    """The spec of a stored version (what `save_draft` would write back unchanged)."""
+    from .codebooks import question_spec
+
+    codebook = version.codebook
+    return {
+        "name": codebook.name, "applies_to": codebook.applies_to,
+        "description": codebook.description,
+        "questions": [question_spec(q) for q in version.questions.prefetch_related("options")],
+    }
+
+
+@transaction.atomic
+def save_draft(version, spec):
+    """Replace a draft version's questions with the spec's (checked first; nothing is
+    written if it has errors). The codebook's name and description follow the spec."""
+    check(spec)
+    version = CodebookVersion.objects.select_for_update().get(pk=version.pk)
+    if version.is_published:
+        raise InvalidSpec([SpecError("", f"{version} is published and cannot change; "
+                                         "draft a new version")])
+    codebook = version.codebook
+    if spec["applies_to"] != codebook.applies_to:
+        raise InvalidSpec([SpecError("applies_to", "a codebook keeps what it applies to; "
+                                                   "make a new codebook instead")])
+    clash = (Codebook.objects.filter(study=codebook.study, name=spec["name"])
+             .exclude(pk=codebook.pk).exists())
+    if clash:
+        raise InvalidSpec([SpecError("name", f"the study has another codebook named "
+                                             f"{spec['name']!r}")])
+    Codebook.objects.filter(pk=codebook.pk).update(
+        name=spec["name"], description=spec.get("description") or "")
+    version.questions.all().delete()
+    add_questions(version, spec["questions"])
+    return version

@@ -1,0 +1,3 @@
+"""Calibration items, reference answers, pass threshold, who passed: pages."""
+
+urlpatterns = []

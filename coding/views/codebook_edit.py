@@ -1,0 +1,3 @@
+"""The codebook editor: drafts, publishing, version diffs, live preview: pages."""
+
+urlpatterns = []

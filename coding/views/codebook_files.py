@@ -1,0 +1,3 @@
+"""Codebooks as files: JSON and YAML (one versioned schema) and REFI-QDA .qdc: pages."""
+
+urlpatterns = []

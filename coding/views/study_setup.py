@@ -1,0 +1,3 @@
+"""Creating, copying, renaming, archiving and restoring studies; the setup checklist and audit trail: pages."""
+
+urlpatterns = []
