@@ -186,10 +186,9 @@ def progress(study, coder):
             "round": queue.coder_round(study, coder)}
 
 
-def page_context(study, assignment, version, form, errors):
-    item = assignment.item
-    name = namer(study, assignment.coder)
-    content = coder_view(study, item.snapshot.content)
+def form_questions(version, form, errors):
+    """The version's questions as coding/_question.html shows them: each with its answer
+    from `form["values"]`, its errors and its quotes."""
     questions = list(version.questions.prefetch_related("options"))
     values = form.get("values", {})
     for question in questions:
@@ -199,6 +198,14 @@ def page_context(study, assignment, version, form, errors):
         question.answers = question.answer if isinstance(question.answer, list) else [question.answer]
         question.errors = errors.get(question.key, [])
         question.quotes = [q for q in form.get("evidence", []) if q.get("question") == question.key]
+    return questions
+
+
+def page_context(study, assignment, version, form, errors):
+    item = assignment.item
+    name = namer(study, assignment.coder)
+    content = coder_view(study, item.snapshot.content)
+    questions = form_questions(version, form, errors)
     newer = item.document.snapshots.filter(number__gt=item.snapshot.number).exists()
     return {
         "study": study, "assignment": assignment, "item": item, "content": content,

@@ -5,27 +5,12 @@
   "use strict";
   const form = document.getElementById("coding-form");
   if (!form) return;
-  const questions = Array.from(form.querySelectorAll(".q"));
   const evidenceInput = document.getElementById("evidence");
   const status = document.getElementById("draft-status");
   const storeKey = "workbench-draft:" + form.dataset.assignment;
 
-  // --- conditional questions -------------------------------------------------
-  function answersOf(key) {
-    return Array.from(form.querySelectorAll('[name="q-' + key + '"]'))
-      .filter((input) => (input.type === "radio" || input.type === "checkbox") ? input.checked : input.value.trim())
-      .map((input) => input.value.trim());
-  }
-
-  function applyConditions() {
-    questions.forEach((q) => {
-      if (!q.dataset.showIf) return;
-      const condition = JSON.parse(q.dataset.showIf);
-      const parent = form.querySelector('.q[data-key="' + condition.question + '"]');
-      const shown = parent && !parent.hidden && answersOf(condition.question).some((a) => condition.in.includes(a));
-      q.hidden = !shown;
-    });
-  }
+  // Conditional questions appear as their condition is met (questions.js).
+  const applyConditions = window.QuestionConditions(form);
 
   // --- keys -------------------------------------------------------------------
   const keys = window.QuestionKeys(form, {

@@ -86,3 +86,27 @@ window.QuestionKeys = function (form, options) {
 
   return { focusQuestion, current, isTyping, submit };
 };
+
+// Conditional questions: a question with data-show-if ({"question": key, "in": [values]})
+// is shown only while that question is shown and answered with one of the values. The
+// returned function applies the conditions; call it after every change.
+window.QuestionConditions = function (form) {
+  "use strict";
+  const questions = Array.from(form.querySelectorAll(".q"));
+
+  function answersOf(key) {
+    return Array.from(form.querySelectorAll('[name="q-' + key + '"]'))
+      .filter((input) => (input.type === "radio" || input.type === "checkbox") ? input.checked : input.value.trim())
+      .map((input) => input.value.trim());
+  }
+
+  return function applyConditions() {
+    questions.forEach((q) => {
+      if (!q.dataset.showIf) return;
+      const condition = JSON.parse(q.dataset.showIf);
+      const parent = form.querySelector('.q[data-key="' + condition.question + '"]');
+      const shown = parent && !parent.hidden && answersOf(condition.question).some((a) => condition.in.includes(a));
+      q.hidden = !shown;
+    });
+  };
+};
