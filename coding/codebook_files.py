@@ -1,0 +1,463 @@
+"""Codebooks as files: one version written as JSON, YAML or a REFI-QDA codebook (.qdc), and
+a file read back into a new codebook or a new draft version.
+
+JSON and YAML carry one versioned format (`coding/schemas/codebook-v1.schema.json`,
+docs/codebook-format.md): `"format": "workbench-codebook", "format_version": 1` and the
+fields of a spec (coding.codebook_spec). A file is read in three steps, each refusing with
+a located error and nothing written:
+
+1. parsing: bounded size, UTF-8, no NUL; JSON and YAML refuse duplicate keys, YAML refuses
+   alias bombs and recursive aliases; errors name the line;
+2. structure: the JSON Schema (`jsonschema`), errors named by path
+   (`questions[2].options[0].value`), with the line where the parser knows it;
+3. meaning: `coding.codebook_spec.validate`, the one validator every editor shares.
+
+The .qdc side (coding/codebook_qdc.py) turns codes into a spec before step 3.
+"""
+
+import json
+import json.decoder
+import json.scanner
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jsonschema
+import yaml
+from django.db import transaction
+from django.utils.text import slugify
+
+from workbench.text import find_in_json
+
+from . import codebook_qdc
+from .audit import record
+from .codebook_spec import InvalidSpec, SpecError, save_draft, spec_of, validate
+from .codebooks import UNSTORABLE, draft_new_version
+from .models import Codebook, CodebookVersion
+
+FORMAT = "workbench-codebook"
+FORMAT_VERSION = 1
+FORMATS = ("json", "yaml", "qdc")
+MEDIA_TYPES = {"json": "application/json", "yaml": "application/yaml",
+               "qdc": "application/xml"}
+SUFFIXES = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".qdc": "qdc", ".xml": "qdc"}
+SCHEMA = json.loads((Path(__file__).parent / "schemas" / "codebook-v1.schema.json")
+                    .read_text(encoding="utf-8"))
+# Far above any codebook a person writes (the RL preset is 12 kB), far below what hurts.
+MAX_FILE_BYTES = 1_000_000
+# YAML nodes once aliases are expanded: a file of a few lines can otherwise stand for
+# billions of values ("billion laughs"), which validation would then walk.
+MAX_NODES = 200_000
+MAX_DEPTH = 32
+MAX_ERRORS = 50
+
+
+class BadFile(InvalidSpec):
+    """A file that cannot be read as a codebook; each error is located by line or path."""
+
+
+def located(path_or_line, message):
+    """An error safe to show: no lone surrogate or control character of the file in it."""
+    clean = message.encode("utf-8", "backslashreplace").decode("utf-8")
+    clean = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", "?", clean)
+    return SpecError(path_or_line, clean if len(clean) <= 400 else clean[:400] + "…")
+
+
+def at_line(line, message):
+    return BadFile([located(f"line {line}", message)])
+
+
+@dataclass
+class Parsed:
+    """A file read into a spec (not yet checked for meaning), and where its parts were."""
+
+    spec: dict
+    fmt: str
+    lines: dict = field(default_factory=dict)  # path -> line in the file
+
+
+# --- writing -------------------------------------------------------------------------
+
+def document(version):
+    """A version as the format's object: the format's name and version, then its spec."""
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, **spec_of(version)}
+
+
+class _Dumper(yaml.SafeDumper):
+    def ignore_aliases(self, data):
+        return True  # the same text twice is written twice, never as an anchor
+
+
+def _text_block(dumper, text):
+    style = "|" if "\n" in text else None  # definitions read as paragraphs
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_Dumper.add_representer(str, _text_block)
+
+
+def dump(version, fmt):
+    """The version as the bytes of a file: the same version gives the same bytes."""
+    doc = document(version)
+    if fmt == "json":
+        return (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    if fmt == "yaml":
+        return yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+                         default_flow_style=False, width=100).encode("utf-8")
+    if fmt == "qdc":
+        return codebook_qdc.dump(doc)
+    raise ValueError(f"no format {fmt!r}: one of {', '.join(FORMATS)}")
+
+
+def file_name(version, fmt):
+    stem = slugify(version.codebook.name) or "codebook"
+    return f"{stem}-v{version.number}.{fmt}"
+
+
+# --- reading -------------------------------------------------------------------------
+
+def format_of(filename, data, fmt=None):
+    """The format asked for, else the one the file's name says, else the one its first
+    character suggests (`<` XML, `{` JSON, anything else YAML)."""
+    if fmt:
+        if fmt not in FORMATS:
+            raise BadFile([located("format", f"one of {', '.join(FORMATS)}")])
+        return fmt
+    suffix = Path(filename or "").suffix.lower()
+    if suffix in SUFFIXES:
+        return SUFFIXES[suffix]
+    start = data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    return {b"<": "qdc", b"{": "json"}.get(start, "yaml")
+
+
+def read(data, fmt=None, *, filename="", name="", applies_to=""):
+    """Parse a file into a spec, checking its structure (step 1 and 2 above).
+
+    `name` and `applies_to` stand in for what a .qdc file cannot say."""
+    if not isinstance(data, bytes | bytearray):
+        raise BadFile([located("file", "a file's bytes expected")])
+    if len(data) > MAX_FILE_BYTES:
+        raise BadFile([located("file", f"the file is {len(data):,} bytes; a codebook file "
+                                       f"is at most {MAX_FILE_BYTES:,}")])
+    if not data.strip():
+        raise BadFile([located("file", "the file is empty")])
+    fmt = format_of(filename, data, fmt)
+    if fmt == "qdc":
+        try:
+            spec, lines = codebook_qdc.load(
+                bytes(data), name=name or Path(filename or "").stem or "Imported codebook",
+                applies_to=applies_to or "paper")
+        except codebook_qdc.BadQdc as error:
+            raise BadFile([located(where, message) for where, message in error.errors]) from None
+        return Parsed(spec, fmt, lines)
+    text = _text(data)
+    doc, lines = _load_json(text) if fmt == "json" else _load_yaml(text)
+    return Parsed(check_structure(doc, lines), fmt, lines)
+
+
+def check_structure(doc, lines=None):
+    """The spec inside a format object, or BadFile naming each structural error."""
+    lines = lines or {}
+    if isinstance(doc, dict):
+        _check_format(doc)
+    found = find_in_json(doc, UNSTORABLE)
+    if found:
+        where = _path(p for p in found[0] if p != "<key>")
+        raise BadFile([_with_line(located(where, "text may not contain a NUL character or a "
+                                                 "lone surrogate"), lines)])
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        raise BadFile([_with_line(_schema_error(e), lines) for e in errors[:MAX_ERRORS]])
+    return {k: v for k, v in doc.items() if k not in ("format", "format_version")}
+
+
+def _check_format(doc):
+    if doc.get("format") != FORMAT:
+        raise BadFile([located("format", f'not a workbench codebook: "format" must be '
+                                         f'"{FORMAT}" (found {doc.get("format")!r})')])
+    version = doc.get("format_version")
+    if version != FORMAT_VERSION or isinstance(version, bool):
+        raise BadFile([located("format_version", f"this workbench reads format_version "
+                                                 f"{FORMAT_VERSION}; the file says {version!r}")])
+
+
+def _schema_error(error):
+    path = list(error.absolute_path)
+    if error.validator == "required":
+        missing = re.match(r"'(.*)' is a required property", error.message)
+        return located(_path(path + [missing.group(1)] if missing else path), "required")
+    if error.validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})), key=str)
+        return located(_path(path + [str(extra[0])] if extra else path),
+                       "not a field of the format")
+    if error.validator == "type":
+        wanted = error.validator_value
+        wanted = " or ".join(wanted) if isinstance(wanted, list) else wanted
+        return located(_path(path), f"{_describe(wanted)} expected, found "
+                                    f"{_describe(type(error.instance).__name__)}")
+    if error.validator == "enum":
+        return located(_path(path), f"one of {', '.join(map(str, error.validator_value))}")
+    return located(_path(path), error.message)
+
+
+def _describe(kind):
+    return {"string": "text", "str": "text", "object": "an object", "dict": "an object",
+            "array": "a list", "list": "a list", "boolean": "true or false", "bool": "true or false",
+            "NoneType": "null", "int": "a number", "float": "a number"}.get(kind, kind)
+
+
+def _path(parts):
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _with_line(error, lines):
+    """The error with the line of the nearest part of the file its path names."""
+    path = error.path
+    while path:
+        if path in lines:
+            return SpecError(error.path, f"{error.message} (line {lines[path]})")
+        shorter = _LAST_PART.sub("", path, count=1)
+        path = "" if shorter == path else shorter
+    return error
+
+
+_LAST_PART = re.compile(r"(?:\.[^.\[]*|\[\d+\])$")
+
+
+def _text(data):
+    """The file as text: UTF-8 (a BOM allowed), no NUL: a binary file is named as such."""
+    try:
+        text = bytes(data).decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[:error.start].count(b"\n") + 1
+        raise at_line(line, f"not UTF-8 text (byte 0x{data[error.start]:02x}); save the "
+                            "file as UTF-8") from None
+    if "\x00" in text:
+        raise at_line(text[:text.index("\x00")].count("\n") + 1,
+                      "a NUL character: this is a binary file, not a codebook")
+    return text
+
+
+# --- JSON: the standard library's parser, refusing duplicate keys -------------------
+
+class _Duplicate(ValueError):
+    def __init__(self, key, position):
+        super().__init__(key)
+        self.key, self.position = key, position
+
+
+def _object(s_and_end, strict, scan_once, object_hook, object_pairs_hook, memo=None, *rest):
+    pairs, end = json.decoder.JSONObject(s_and_end, strict, scan_once, None, list, memo, *rest)
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _Duplicate(key, s_and_end[1] - 1)
+        seen.add(key)
+    return dict(pairs), end
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+class _StrictDecoder(json.JSONDecoder):
+    def __init__(self):
+        super().__init__(parse_constant=_no_constant)
+        self.parse_object = _object
+        self.scan_once = json.scanner.py_make_scanner(self)  # the C scanner ignores parse_object
+
+
+def _load_json(text):
+    try:
+        return _StrictDecoder().decode(text), {}
+    except json.JSONDecodeError as error:
+        raise at_line(error.lineno, f"column {error.colno}: {error.msg}") from None
+    except _Duplicate as error:
+        line = text.count("\n", 0, error.position) + 1
+        raise at_line(line, f"duplicate key {error.key!r} in the object that starts here: "
+                            "each key once") from None
+    except RecursionError:
+        raise BadFile([located("file", "nested too deeply")]) from None
+    except ValueError as error:  # NaN, Infinity, or an integer too long to read
+        raise BadFile([located("file", f"not a JSON codebook: {error}")]) from None
+
+
+# --- YAML: safe_load after a look at the parsed nodes --------------------------------
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_STR = "tag:yaml.org,2002:str"
+
+
+def _load_yaml(text):
+    """yaml.safe_load, once the composed nodes showed no duplicate key, no key that is not
+    text, no recursive alias and no more than MAX_NODES values with aliases expanded."""
+    try:
+        root = yaml.compose(text, Loader=_LOADER)
+    except yaml.MarkedYAMLError as error:
+        raise _yaml_error(error) from None
+    except yaml.YAMLError as error:
+        raise BadFile([located("file", f"not YAML: {error}")]) from None
+    except RecursionError:
+        raise BadFile([located("file", "nested too deeply")]) from None
+    if root is None:
+        raise BadFile([located("file", "the file is empty")])
+    lines = {}
+    _count_nodes(root, {}, 0, "", lines)
+    try:
+        return yaml.safe_load(text), lines
+    except yaml.MarkedYAMLError as error:  # a tag safe_load will not build (!!python/…)
+        raise _yaml_error(error) from None
+    except (yaml.YAMLError, RecursionError, ValueError) as error:
+        raise BadFile([located("file", f"not a YAML codebook: {error}")]) from None
+
+
+def _yaml_error(error):
+    mark = error.problem_mark or error.context_mark
+    where = f"line {mark.line + 1}" if mark else "file"
+    message = " ".join(str(m) for m in (error.context, error.problem) if m)
+    return BadFile([located(where, message or str(error))])
+
+
+_BUSY = object()
+
+
+def _count_nodes(node, sizes, depth, path, lines):
+    """How many values the node stands for once aliases are expanded (memoised by node, so
+    a bomb is measured without being expanded); records each path's line."""
+    line = node.start_mark.line + 1
+    if path not in lines:
+        lines[path] = line
+    known = sizes.get(id(node))
+    if known is _BUSY:
+        raise at_line(line, "an alias refers to a value that contains it (a recursive alias)")
+    if known is not None:
+        return known
+    if depth > MAX_DEPTH:
+        raise at_line(line, f"nested more than {MAX_DEPTH} levels deep")
+    sizes[id(node)] = _BUSY
+    size = 1
+    if isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            size += _count_nodes(item, sizes, depth + 1, f"{path}[{i}]", lines)
+    elif isinstance(node, yaml.MappingNode):
+        seen = {}
+        for key, value in node.value:
+            key_line = key.start_mark.line + 1
+            if not isinstance(key, yaml.ScalarNode) or key.tag != _STR:
+                raise at_line(key_line, "a key must be text (merge keys << are not read)")
+            if key.value in seen:
+                raise at_line(key_line, f"duplicate key {key.value!r} (first on line "
+                                        f"{seen[key.value]}): each key once")
+            seen[key.value] = key_line
+            size += _count_nodes(value, sizes, depth + 1,
+                                 f"{path}.{key.value}" if path else key.value, lines)
+    if size > MAX_NODES:
+        raise at_line(line, f"the file stands for more than {MAX_NODES:,} values once its "
+                            "aliases are expanded")
+    sizes[id(node)] = size
+    return size
+
+
+# --- importing -----------------------------------------------------------------------
+
+def check_meaning(parsed, spec):
+    errors = validate(spec)
+    if errors:
+        raise BadFile([_with_line(located(e.path, e.message), parsed.lines) for e in errors])
+
+
+def import_codebook(study, user, parsed, *, codebook=None, name="", dry_run=False):
+    """Write a read file as a new codebook (draft v1) or as a new draft version of
+    `codebook`, in one transaction with its audit entry; with `dry_run` everything is done
+    and rolled back, so the answer is what would have been written.
+
+    Into an existing codebook, the file must apply to the same kind of document; the
+    codebook keeps its name unless `name` is given. If its newest version is still a draft,
+    that draft's questions are replaced (a draft is meant to change)."""
+    spec = dict(parsed.spec)
+    with transaction.atomic():
+        if codebook is None:
+            if name:
+                spec["name"] = name
+            check_meaning(parsed, spec)
+            version, replaced = _new_codebook(study, user, spec, parsed.fmt), False
+        else:
+            codebook = Codebook.objects.select_for_update().get(pk=codebook.pk)
+            spec["name"] = name or codebook.name
+            if parsed.fmt == "qdc":  # a .qdc says neither; the codebook's stand
+                spec["applies_to"] = codebook.applies_to
+                spec["description"] = codebook.description
+            check_meaning(parsed, spec)
+            if spec["applies_to"] != codebook.applies_to:
+                raise BadFile([located("applies_to", f"the file's codebook is for "
+                                       f"{spec['applies_to']}s; {codebook.name} is for "
+                                       f"{codebook.applies_to}s")])
+            version, replaced = _new_draft(codebook, user, parsed.fmt)
+        save_draft(version, spec)
+        version.refresh_from_db()
+        record(user, study, "codebook.import", f"{version.codebook.name} v{version.number}",
+               format=parsed.fmt, questions=len(spec["questions"]),
+               new_codebook=codebook is None, replaced_draft=replaced)
+        result = {
+            "dry_run": dry_run, "codebook_id": None if dry_run else version.codebook_id,
+            "codebook": version.codebook.name, "version": version.number, "status": "draft",
+            "new_codebook": codebook is None, "replaced_draft": replaced,
+            "questions": len(spec["questions"]),
+            "options": sum(len(q.get("options") or []) for q in spec["questions"]),
+            "format": parsed.fmt,
+        }
+        if dry_run:
+            transaction.set_rollback(True)
+    return result
+
+
+def _new_codebook(study, user, spec, fmt):
+    if study.codebooks.filter(name=spec["name"]).exists():
+        raise BadFile([located("name", f"the study already has a codebook named "
+                                       f"{spec['name']!r}: give another name, or import into "
+                                       "it as a new version")])
+    codebook = Codebook.objects.create(study=study, name=spec["name"],
+                                       applies_to=spec["applies_to"])
+    return CodebookVersion.objects.create(codebook=codebook, number=1, created_by=user,
+                                          note=f"Imported from a {fmt.upper()} file.")
+
+
+def _new_draft(codebook, user, fmt):
+    latest = codebook.versions.order_by("-number").first()
+    if latest is not None and not latest.is_published:
+        return latest, True
+    note = f"Imported from a {fmt.upper()} file."
+    if latest is None:
+        return CodebookVersion.objects.create(codebook=codebook, number=1, created_by=user,
+                                              note=note), False
+    return draft_new_version(codebook, user=user, note=note), False
+
+
+def import_file(study, user, data, *, filename="", fmt=None, codebook=None, name="",
+                applies_to="", dry_run=False):
+    """Read a file's bytes and import them (the page's, the API's and the command's door)."""
+    parsed = read(data, fmt, filename=filename, name=name,
+                  applies_to=applies_to or (codebook.applies_to if codebook else ""))
+    return import_codebook(study, user, parsed, codebook=codebook, name=name, dry_run=dry_run)
+
+
+def read_upload(upload):
+    """An uploaded file's bytes, refused before reading when it is over the limit."""
+    if upload.size is not None and upload.size > MAX_FILE_BYTES:
+        raise BadFile([located("file", f"the file is {upload.size:,} bytes; a codebook file "
+                                       f"is at most {MAX_FILE_BYTES:,}")])
+    data = upload.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise BadFile([located("file", f"a codebook file is at most {MAX_FILE_BYTES:,} bytes")])
+    return data
+
+
+def load_json(data):
+    """JSON bytes as a value, with the checks a codebook file gets (for the API's body)."""
+    if len(data) > MAX_FILE_BYTES:
+        raise BadFile([located("file", f"at most {MAX_FILE_BYTES:,} bytes")])
+    return _load_json(_text(data))[0]
