@@ -125,13 +125,15 @@ def scan_framework(framework, repo, branch=None, report=None):
     options = list(framework.option_names.select_related("method").order_by("method_id", "pk"))
     found = 0
     for done, option in enumerate(options, start=1):
-        if Landing.objects.filter(method=option.method, framework=framework).exists():
-            continue
+        # A name searched through `since` can only appear later than a landing already found;
+        # a name never searched (added, renamed) may find an earlier one: its whole history.
         searched = since and option.name in scan.searched_names
+        if searched and Landing.objects.filter(method=option.method, framework=framework).exists():
+            continue
         appearance = first_appearance(repo, branch, option.name, since if searched else None)
         if appearance:
-            record_landing(option.method, framework, option.name, appearance)
-            found += 1
+            landing = record_landing(option.method, framework, option.name, appearance)
+            found += landing.commit == appearance.commit
         if report:
             report(done, len(options), f"{framework.name}: {option.name}")
     scan.branch, scan.last_commit = branch, tip
@@ -190,9 +192,10 @@ def _mentions(document, methods):
 
 
 def first_public(method):
-    """The method's first public date as a date (a month alone counts from its first day)."""
+    """The method's first public date as a date (a month or a year alone counts from its
+    first day)."""
     text = method.first_public
-    return datetime.fromisoformat(text if len(text) == 10 else f"{text}-01").date()
+    return datetime.fromisoformat(text + "-01-01"[len(text) - 4:]).date()
 
 
 def paper_inclusion(study):

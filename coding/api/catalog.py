@@ -9,10 +9,10 @@ from rest_framework.views import APIView
 
 from workbench.api import JobSerializer
 
-from .. import landings
-from ..access import access_study
-from ..models import Role
+from .. import catalog_edit, landings
 from ..views.catalog import access_catalog, start_scan
+from ..views.catalog_edit import access_catalog_editor
+from .catalog_edit import CONFIRM, REMOVAL, FrameworkSerializer, confirmed, removed, valid, write
 
 
 def landing_payload(landing):
@@ -48,7 +48,14 @@ class Catalog(generics.ListAPIView):
 class ScanRequest(serializers.Serializer):
     repo = serializers.CharField(help_text="A clone in the server's import folder "
                                            "(WORKBENCH_IMPORT_DIR), by its folder name.")
-    branch = serializers.CharField(required=False, allow_blank=True, default="")
+    branch = serializers.CharField(required=False, allow_blank=True, default="",
+                                   help_text="Empty: the framework's default branch.")
+
+    def validate_branch(self, branch):
+        try:
+            return catalog_edit.check_branch(branch) if branch else ""
+        except ValueError as error:
+            raise serializers.ValidationError(str(error)) from None
 
 
 class FrameworkDetail(APIView):
@@ -69,7 +76,7 @@ class FrameworkDetail(APIView):
     @extend_schema(request=ScanRequest, responses={202: JobSerializer})
     def post(self, request, slug, framework_id):
         """Scan the framework's history (owners); poll the returned job."""
-        study = access_study(request.user, slug, roles={Role.OWNER})
+        study = access_catalog_editor(request.user, slug)
         framework = get_object_or_404(study.frameworks, pk=framework_id)
         data = ScanRequest(data=request.data)
         data.is_valid(raise_exception=True)
@@ -79,3 +86,22 @@ class FrameworkDetail(APIView):
             raise ValidationError({"repo": [str(error)]}) from None
         job.refresh_from_db()
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=FrameworkSerializer, responses={200: FrameworkSerializer})
+    def patch(self, request, slug, framework_id):
+        """Change a framework's name, repository or default branch (owners); fields left
+        out keep their values. A new default branch is scanned from its first commit."""
+        study = access_catalog_editor(request.user, slug)
+        framework = get_object_or_404(study.frameworks, pk=framework_id)
+        write(catalog_edit.save_framework, study, request.user,
+              valid(FrameworkSerializer, request, partial=True), framework)
+        return Response(FrameworkSerializer(framework).data)
+
+    @extend_schema(parameters=[CONFIRM], responses=REMOVAL)
+    def delete(self, request, slug, framework_id):
+        """Remove a framework with its option names and scan record (owners); with
+        landings, only confirmed."""
+        study = access_catalog_editor(request.user, slug)
+        framework = get_object_or_404(study.frameworks, pk=framework_id)
+        return removed(write(catalog_edit.remove_framework, framework, request.user,
+                             confirmed(request)))

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from workbench import jobs
 
-from .. import landings
+from .. import catalog_edit, landings
 from ..access import access_study
 from ..blinding import hides_inclusion
 from .imports import in_import_folder
@@ -30,7 +30,14 @@ class ScanForm(forms.Form):
                            help_text="A folder name under WORKBENCH_IMPORT_DIR, where an "
                                      "administrator cloned the framework.")
     branch = forms.CharField(max_length=100, required=False,
-                             help_text="Leave empty for the framework's main branch.")
+                             help_text="Leave empty for the framework's default branch.")
+
+    def clean_branch(self):
+        branch = self.cleaned_data["branch"]
+        try:
+            return catalog_edit.check_branch(branch) if branch else ""
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from None
 
 
 @login_required
@@ -39,7 +46,7 @@ def catalog_page(request, slug):
     study = access_catalog(request.user, slug)
     return render(request, "coding/catalog.html", {
         "study": study, "rows": landings.catalog(study),
-        "frameworks": study.frameworks.order_by("name"),
+        "frameworks": study.frameworks.order_by("name"), "is_owner": Role.OWNER in study.my_roles,
     })
 
 
@@ -58,9 +65,14 @@ def framework_page(request, slug, framework_id):
             return redirect("job-detail", pk=job.pk)
         except ValueError as error:
             form.add_error("repo", str(error))
+    scan = getattr(framework, "scan", None)
+    options = list(framework.option_names.select_related("method")
+                   .order_by("method__position", "method__name", "name"))
     return render(request, "coding/framework.html", {
-        "study": study, **landings.framework_report(framework), "form": form,
-        "scan": getattr(framework, "scan", None),
+        "study": study, **landings.framework_report(framework), "form": form, "scan": scan,
+        "is_owner": is_owner, "option_names": options,
+        # Names the next scan reads from the first commit (new, renamed, or never scanned).
+        "unsearched": [o for o in options if not scan or o.name not in scan.searched_names],
     })
 
 

@@ -1,0 +1,522 @@
+"""Editing the method catalog and frameworks: the one place that checks and writes them.
+
+The catalog page, the API and `manage.py catalog` all call these functions. Each checks
+all of its input first and raises Django's `ValidationError({field: [messages]})`, so
+every door reports the same located errors; then it writes and audits in one transaction.
+
+Landings are found by scanning, never typed in. A change that takes away what a landing
+was found with (its method, its framework, the option name) removes the landing too, but
+only when confirmed: without `confirm` it raises `NeedsConfirmation` listing what would
+go. Names a scan has not searched through the whole history are searched in full at the
+next scan (`landings.scan_framework`); removing a landing also forgets that the method's
+other names in that framework were searched, so the next scan finds its first landing
+again from the names that are left.
+"""
+
+import re
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Max
+
+from ingest.sources.papers import ARXIV_ID
+
+from . import audit
+from .landings import first_public as first_public_date
+from .limits import BIDI_CONTROLS
+from .models import Framework, FrameworkScan, Landing, Method, OptionName
+
+FIRST_PUBLIC = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+# GitHub's rules: an owner of up to 39 letters, digits and inner hyphens; a name of letters,
+# digits, '.', '_' and '-'.
+REPOSITORY = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?/[A-Za-z0-9._-]{1,100}$")
+GITHUB_URL = re.compile(r"^(?:https?://)?(?:www\.)?github\.com/([^/]+/[^/]+?)(?:\.git)?/?$")
+# What `git check-ref-format` refuses in a branch name (a leading '-' would read as an option).
+BAD_BRANCH = re.compile(r"^[-/.]|\.\.|//|@\{|[/.]$|\.lock(/|$)|/\.|[\x00-\x20\x7f~^:?*\[\\]")
+CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
+OPTION_NAME_MAX = 200
+
+
+class NeedsConfirmation(Exception):
+    """The change would remove landings; `removes` says what, one line each."""
+
+    def __init__(self, removes):
+        self.removes = list(removes)
+        super().__init__("This also removes: " + "; ".join(self.removes))
+
+
+# --- checks: each returns the cleaned value or raises ValueError with the reason ------
+
+def _text(value, what, limit, required=False):
+    text = "" if value is None else str(value).strip()
+    if required and not text:
+        raise ValueError(f"{what} is required")
+    if len(text) > limit:
+        raise ValueError(f"{what} has {len(text)} characters; at most {limit}")
+    if CONTROLS.search(text) or BIDI_CONTROLS.search(text):
+        raise ValueError(f"{what} contains a control character")
+    return text
+
+
+def check_first_public(value):
+    text = _text(value, "the first public date", 10, required=True)
+    if not FIRST_PUBLIC.match(text):
+        raise ValueError(f"{text!r} is not a date as YYYY, YYYY-MM or YYYY-MM-DD")
+    try:
+        first_public_date(Method(first_public=text))
+    except ValueError:
+        raise ValueError(f"{text!r} is not a date in the calendar") from None
+    return text
+
+
+def check_arxiv_id(value):
+    """An arXiv identifier without its version ('2503.14476'); 'arXiv:' and 'v2' are dropped."""
+    text = _text(value, "the arXiv identifier", 40)
+    text = re.sub(r"^arxiv:", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"v\d+$", "", text)
+    if text and not ARXIV_ID.match(text):
+        raise ValueError(f"{text!r} is not an arXiv identifier (like 2503.14476)")
+    return text
+
+
+def check_repository(value):
+    """'owner/name' on GitHub; a github.com address is read as the same."""
+    text = _text(value, "the repository", 200, required=True)
+    if match := GITHUB_URL.match(text):
+        text = match.group(1)
+    if not REPOSITORY.match(text) or text.split("/")[1] in (".", ".."):
+        raise ValueError(f"{text!r} is not a GitHub repository as owner/name")
+    return text
+
+
+def check_branch(value):
+    text = _text(value, "the branch", 100) or "main"
+    if BAD_BRANCH.search(text) or text == "@":
+        raise ValueError(f"{text!r} is not a git branch name")
+    return text
+
+
+def check_option_name(value):
+    text = _text(value, "an option name", OPTION_NAME_MAX, required=True)
+    if "," in text:
+        raise ValueError(f"{text!r}: an option name has no comma")
+    return text
+
+
+def _checked(checks):
+    """Run {field: thunk} checks; the cleaned values, or one ValidationError naming each field."""
+    values, errors = {}, {}
+    for field, check in checks.items():
+        try:
+            values[field] = check()
+        except ValueError as error:
+            errors[field] = [str(error)]
+    if errors:
+        raise ValidationError(errors)
+    return values
+
+
+def _changes(obj, values):
+    return {field: {"from": getattr(obj, field), "to": value}
+            for field, value in values.items() if getattr(obj, field) != value}
+
+
+# --- methods --------------------------------------------------------------------------
+
+def check_method(study, data, method=None):
+    """Cleaned method fields from `data` (missing fields keep the method's values)."""
+    current = method or Method(study=study, first_public="")
+
+    def given(field):
+        return data[field] if field in data else getattr(current, field)
+
+    others = study.methods.exclude(pk=method.pk) if method else study.methods.all()
+    return _checked({
+        "name": lambda: _unique(_text(given("name"), "the name", 200, required=True), others,
+                                "method"),
+        "first_public": lambda: check_first_public(given("first_public")),
+        "source_arxiv_id": lambda: check_arxiv_id(given("source_arxiv_id")),
+        "failure_addressed": lambda: _text(given("failure_addressed"), "the failure", 200),
+        "position": lambda: _position(data.get("position"), current),
+    })
+
+
+def _unique(name, others, what):
+    """Names differing only in case would read as one in every table: refused too."""
+    if others.filter(name__iexact=name).exists():
+        raise ValueError(f"the study already has a {what} named {name!r}")
+    return name
+
+
+def _position(value, method):
+    if value in (None, ""):
+        return method.position if method.pk else None
+    try:
+        position = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"the order {value!r:.20} is not a whole number") from None
+    if not 0 <= position <= 1_000_000:
+        raise ValueError("the order is a whole number from 0 to 1,000,000")
+    return position
+
+
+@transaction.atomic
+def save_method(study, actor, data, method=None):
+    """Add a method (no `method`) or change one; audited. Unchanged input writes nothing."""
+    values = check_method(study, data, method)
+    if method is None:
+        if values["position"] is None:
+            last = study.methods.aggregate(last=Max("position"))["last"]
+            values["position"] = 0 if last is None else last + 1
+        method = Method.objects.create(study=study, **values)
+        audit.record(actor, study, "method.add", f"method {method.name}", **values)
+        return method
+    changes = _changes(method, values)
+    if changes:
+        for field, value in values.items():
+            setattr(method, field, value)
+        method.save()
+        audit.record(actor, study, "method.edit", f"method {method.name}", changes=changes)
+    return method
+
+
+def removal_of_method(method):
+    return [f"{method.name}'s landing in {landing.framework.name} "
+            f"({landing.committed_at:%Y-%m-%d}, {landing.option_name})"
+            for landing in method.landings.select_related("framework")]
+
+
+@transaction.atomic
+def remove_method(method, actor, confirm=False):
+    """Remove a method with its option names, links and landings (landings: only if confirmed)."""
+    removes = removal_of_method(method)
+    if removes and not confirm:
+        raise NeedsConfirmation(removes)
+    names = [str(o) for o in method.option_names.select_related("framework")]
+    audit.record(actor, method.study, "method.remove", f"method {method.name}",
+                 option_names=names, landings_removed=removes)
+    method.delete()
+
+
+# --- option names ---------------------------------------------------------------------
+
+def check_new_option_name(method, framework, name):
+    """The cleaned name, or ValidationError on `name` (bad, or already this method's here)."""
+    values = _checked({"name": lambda: check_option_name(name)})
+    if framework.study_id != method.study_id:
+        raise ValidationError({"framework": ["no such framework in this study"]})
+    if method.option_names.filter(framework=framework, name=values["name"]).exists():
+        raise ValidationError({"name": [f"{method.name} already has the option name "
+                                        f"{values['name']!r} in {framework.name}"]})
+    return values["name"]
+
+
+@transaction.atomic
+def add_option_name(method, framework, name, actor):
+    """Add an option name; the next scan of the framework searches it through the whole
+    history, whether or not the method has landed there already."""
+    name = check_new_option_name(method, framework, name)
+    option = OptionName.objects.create(method=method, framework=framework, name=name)
+    audit.record(actor, method.study, "option_name.add", f"{method.name} in {framework.name}",
+                 name=name)
+    return option
+
+
+def removal_of_option_name(option):
+    """The landing found with this name, which goes with it."""
+    return [f"{option.method.name}'s landing in {option.framework.name} "
+            f"({landing.committed_at:%Y-%m-%d}, found with {landing.option_name})"
+            for landing in Landing.objects.filter(method_id=option.method_id,
+                                                  framework_id=option.framework_id,
+                                                  option_name=option.name)]
+
+
+@transaction.atomic
+def remove_option_name(option, actor, confirm=False):
+    """Remove an option name; the landing found with it goes too (if confirmed) and the
+    method's other names in that framework are searched again at the next scan."""
+    removes = removal_of_option_name(option)
+    if removes and not confirm:
+        raise NeedsConfirmation(removes)
+    method, framework = option.method, option.framework
+    audit.record(actor, method.study, "option_name.remove", f"{method.name} in {framework.name}",
+                 name=option.name, landings_removed=removes)
+    option.delete()
+    if removes:
+        Landing.objects.filter(method=method, framework=framework).delete()
+        _reopen_scan(framework, {option.name,
+                                 *method.option_names.filter(framework=framework)
+                                 .values_list("name", flat=True)})
+
+
+def _reopen_scan(framework, names):
+    """Forget that these names were searched, so the next scan reads the whole history for them."""
+    scan = FrameworkScan.objects.select_for_update().filter(framework=framework).first()
+    if scan and set(scan.searched_names) & names:
+        scan.searched_names = sorted(set(scan.searched_names) - names)
+        scan.save(update_fields=["searched_names"])
+
+
+def check_names(names_by_framework):
+    """{framework: [cleaned names]}, or ValidationError keyed "option_names.<framework>"."""
+    errors, cleaned = {}, {}
+    for framework, wanted in names_by_framework.items():
+        cleaned[framework] = []
+        for name in wanted:
+            try:
+                name = check_option_name(name)
+            except ValueError as error:
+                errors.setdefault(f"option_names.{framework.name}", []).append(str(error))
+                continue
+            if name in cleaned[framework]:
+                errors.setdefault(f"option_names.{framework.name}", []).append(
+                    f"{name!r} is given twice")
+            cleaned[framework].append(name)
+    if errors:
+        raise ValidationError(errors)
+    return cleaned
+
+
+@transaction.atomic
+def set_option_names(method, names_by_framework, actor, confirm=False):
+    """Make the method's option names per framework exactly these ({framework: [names]});
+    frameworks not given are left alone. A renamed name is a removal and an addition."""
+    wanted = check_names(names_by_framework)
+    current = {}
+    for option in method.option_names.select_related("framework", "method"):
+        current.setdefault(option.framework_id, []).append(option)
+    plan = []
+    for framework, names in wanted.items():
+        have = current.get(framework.pk, [])
+        plan += [("remove", o) for o in have if o.name not in names]
+        plan += [("add", framework, n) for n in dict.fromkeys(names)
+                 if n not in {o.name for o in have}]
+    removes = [line for step in plan if step[0] == "remove"
+               for line in removal_of_option_name(step[1])]
+    if removes and not confirm:
+        raise NeedsConfirmation(removes)
+    for step in plan:
+        if step[0] == "remove":
+            remove_option_name(step[1], actor, confirm=True)
+        else:
+            add_option_name(method, step[1], step[2], actor)
+    return len(plan)
+
+
+def save_method_and_names(study, actor, data, names_by_framework, method=None, confirm=False):
+    """Add or change a method and its option names together: every error of both at once,
+    and nothing written unless all of it can be."""
+    errors = {}
+    with transaction.atomic():
+        try:
+            method = save_method(study, actor, data, method)
+        except ValidationError as error:
+            errors.update(error.message_dict)
+        try:
+            if errors:
+                check_names(names_by_framework)
+            else:
+                set_option_names(method, names_by_framework, actor, confirm)
+        except ValidationError as error:
+            errors.update(error.message_dict)
+        if errors:
+            transaction.set_rollback(True)
+    if errors:
+        raise ValidationError(errors)
+    return method
+
+
+# --- frameworks -----------------------------------------------------------------------
+
+def check_framework(study, data, framework=None):
+    current = framework or Framework(study=study)
+
+    def given(field):
+        return data[field] if field in data else getattr(current, field)
+
+    others = study.frameworks.exclude(pk=framework.pk) if framework else study.frameworks.all()
+    return _checked({
+        "name": lambda: _unique(_text(given("name"), "the name", 100, required=True), others,
+                                "framework"),
+        "repository": lambda: check_repository(given("repository")),
+        "main_branch": lambda: check_branch(given("main_branch")),
+    })
+
+
+@transaction.atomic
+def save_framework(study, actor, data, framework=None):
+    """Add a framework (no `framework`) or change one; audited. A changed default branch
+    makes the next scan read that branch's whole history."""
+    values = check_framework(study, data, framework)
+    if framework is None:
+        framework = Framework.objects.create(study=study, **values)
+        audit.record(actor, study, "framework.add", f"framework {framework.name}", **values)
+        return framework
+    changes = _changes(framework, values)
+    if changes:
+        for field, value in values.items():
+            setattr(framework, field, value)
+        framework.save()
+        audit.record(actor, study, "framework.edit", f"framework {framework.name}",
+                     changes=changes)
+    return framework
+
+
+def removal_of_framework(framework):
+    return [f"{landing.method.name}'s landing in {framework.name} "
+            f"({landing.committed_at:%Y-%m-%d}, {landing.option_name})"
+            for landing in framework.landings.select_related("method")]
+
+
+@transaction.atomic
+def remove_framework(framework, actor, confirm=False):
+    """Remove a framework with its option names, scan record and landings (if confirmed)."""
+    removes = removal_of_framework(framework)
+    if removes and not confirm:
+        raise NeedsConfirmation(removes)
+    names = [f"{o.method.name}: {o.name}" for o in framework.option_names.select_related("method")]
+    audit.record(actor, framework.study, "framework.remove", f"framework {framework.name}",
+                 repository=framework.repository, option_names=names, landings_removed=removes)
+    framework.delete()
+
+
+# --- the catalog as data (manage.py catalog) -------------------------------------------
+
+FORMAT, VERSION = "workbench-catalog", 1
+
+
+def catalog_data(study):
+    """The study's frameworks, methods and option names as plain data, in a fixed order."""
+    # Sorted here, not by the database: collations differ, the bytes must not.
+    methods = sorted(study.methods.prefetch_related("option_names__framework"),
+                     key=lambda m: (m.position, m.name))
+    data = {"format": FORMAT, "version": VERSION, "frameworks": [], "methods": []}
+    for framework in sorted(study.frameworks.all(), key=lambda f: f.name):
+        data["frameworks"].append({"name": framework.name, "repository": framework.repository,
+                                   "main_branch": framework.main_branch})
+    for method in methods:
+        names = {}
+        for option in sorted(method.option_names.all(), key=lambda o: (o.framework.name, o.name)):
+            names.setdefault(option.framework.name, []).append(option.name)
+        data["methods"].append({
+            "name": method.name, "first_public": method.first_public,
+            "source_arxiv_id": method.source_arxiv_id,
+            "failure_addressed": method.failure_addressed, "position": method.position,
+            "option_names": names})
+    return data
+
+
+def load_catalog(study, data, actor, dry_run=False):
+    """Add and update frameworks, methods (matched by name) and option names from `data`;
+    never removes anything, so loading the same data again changes nothing. Every error is
+    located ("methods[2].first_public") and nothing is written unless all are fixed. With
+    `dry_run` the changes are made and rolled back: the counts say what would change."""
+    errors = _check_catalog_data(study, data)
+    if errors:
+        raise ValidationError(errors)
+    counts = dict.fromkeys(["frameworks_added", "frameworks_changed", "methods_added",
+                            "methods_changed", "option_names_added"], 0)
+    with transaction.atomic():
+        frameworks = {f.name.lower(): f for f in study.frameworks.all()}
+        for entry in data.get("frameworks", []):
+            found = frameworks.get(str(entry["name"]).strip().lower())
+            before = _state(found, FRAMEWORK_FIELDS)
+            saved = save_framework(study, actor, _fields(entry, FRAMEWORK_FIELDS), found)
+            _count(counts, "frameworks", found, before, saved)
+            frameworks[saved.name.lower()] = saved
+        methods = {m.name.lower(): m for m in study.methods.all()}
+        for entry in data.get("methods", []):
+            found = methods.get(str(entry["name"]).strip().lower())
+            before = _state(found, METHOD_FIELDS)
+            saved = save_method(study, actor, _fields(entry, METHOD_FIELDS), found)
+            _count(counts, "methods", found, before, saved)
+            have = set(saved.option_names.values_list("framework__name", "name"))
+            for framework_name, names in (entry.get("option_names") or {}).items():
+                framework = frameworks[framework_name.strip().lower()]
+                for name in dict.fromkeys(check_option_name(n) for n in names):
+                    if (framework.name, name) not in have:
+                        add_option_name(saved, framework, name, actor)
+                        counts["option_names_added"] += 1
+        if dry_run:
+            transaction.set_rollback(True)
+    return counts
+
+
+FRAMEWORK_FIELDS = ("name", "repository", "main_branch")
+METHOD_FIELDS = ("name", "first_public", "source_arxiv_id", "failure_addressed", "position")
+
+
+def _fields(entry, fields):
+    return {field: entry[field] for field in fields if field in entry}
+
+
+def _count(counts, kind, found, before, saved):
+    if found is None:
+        counts[f"{kind}_added"] += 1
+    elif before != {field: getattr(saved, field) for field in before}:
+        counts[f"{kind}_changed"] += 1
+
+
+def _state(obj, fields):
+    return {field: getattr(obj, field) for field in fields} if obj else None
+
+
+def _check_catalog_data(study, data):
+    """{location: [messages]} for everything wrong with the data; empty when it loads."""
+    errors = {}
+
+    def err(path, message):
+        errors.setdefault(path, []).append(message)
+
+    if not isinstance(data, dict):
+        return {"catalog": ["the catalog is an object with frameworks and methods"]}
+    if data.get("format", FORMAT) != FORMAT or data.get("version", VERSION) != VERSION:
+        err("format", f"this reads {FORMAT} version {VERSION}")
+    known = {f.name.lower(): f for f in study.frameworks.all()}
+    for kind, fields, check, by_name in (
+            ("frameworks", FRAMEWORK_FIELDS, check_framework, known),
+            ("methods", METHOD_FIELDS, check_method, {m.name.lower(): m for m in study.methods.all()})):
+        entries = data.get(kind, [])
+        if not isinstance(entries, list):
+            err(kind, "a list")
+            continue
+        seen = set()
+        for n, entry in enumerate(entries):
+            where = f"{kind}[{n}]"
+            if not isinstance(entry, dict):
+                err(where, "an object")
+                continue
+            name = str(entry.get("name") or "").strip().lower()
+            if name and name in seen:
+                err(f"{where}.name", f"{entry['name']!r} is given twice")
+            seen.add(name)
+            try:
+                check(study, _fields(entry, fields), by_name.get(name))
+            except ValidationError as error:
+                for field, messages in error.message_dict.items():
+                    for message in messages:
+                        err(f"{where}.{field}", message)
+            if kind == "frameworks" and name:
+                known.setdefault(name, None)
+            if kind == "methods":
+                _check_entry_names(entry.get("option_names"), known, f"{where}.option_names", err)
+    return errors
+
+
+def _check_entry_names(names, frameworks, where, err):
+    if names is None:
+        return
+    if not isinstance(names, dict):
+        err(where, "an object of {framework: [option names]}")
+        return
+    for framework, listed in names.items():
+        if str(framework).strip().lower() not in frameworks:
+            err(f"{where}.{framework}", f"no framework {framework!r} in the study or the file")
+        if not isinstance(listed, list):
+            err(f"{where}.{framework}", "a list of option names")
+            continue
+        for n, name in enumerate(listed):
+            try:
+                check_option_name(name)
+            except ValueError as error:
+                err(f"{where}.{framework}[{n}]", str(error))
