@@ -39,6 +39,7 @@ QUESTION_FIELDS = {"key", "text", "kind", "definition", "required", "level", "un
                    "min_value", "max_value", "options"}
 OPTION_FIELDS = {"value", "label", "definition", "examples", "counter_examples", "shortcut",
                  "exclusive"}
+MAX_QUESTIONS, MAX_OPTIONS = 500, 300
 TEXT_LIMITS = {"name": 200, "text": 5_000, "definition": 20_000, "label": 200, "examples": 20_000,
                "counter_examples": 20_000, "unit": 50, "description": 20_000}
 
@@ -85,6 +86,9 @@ def validate(spec, *, publishing=False):
         return errors
     if publishing and not questions:
         err("questions", "a codebook needs at least one question before it is published")
+    if len(questions) > MAX_QUESTIONS:
+        err("questions", f"{len(questions):,} questions; at most {MAX_QUESTIONS}")
+        return errors
     seen = {}
     for i, question in enumerate(questions):
         _question(question, f"questions[{i}]", seen, err)
@@ -132,9 +136,11 @@ def _question(q, at, earlier, err):
     _text(q, "definition", f"{at}.definition", err)
     _text(q, "unit", f"{at}.unit", err)
     kind = q.get("kind")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         err(f"{at}.kind", f"one of {', '.join(sorted(KINDS))}")
-    if q.get("level", "nominal") not in LEVELS:
+        kind = None
+    level = q.get("level", "nominal")
+    if not isinstance(level, str) or level not in LEVELS:
         err(f"{at}.level", f"one of {', '.join(sorted(LEVELS))}")
     if not isinstance(q.get("required", True), bool):
         err(f"{at}.required", "true or false")
@@ -142,18 +148,22 @@ def _question(q, at, earlier, err):
     if not isinstance(options, list):
         err(f"{at}.options", "a list of options")
         options = []
+    if len(options) > MAX_OPTIONS:
+        err(f"{at}.options", f"{len(options):,} options; at most {MAX_OPTIONS}")
+        options = []
     if kind in WITH_OPTIONS and not options:
         label = "single-choice" if kind == Question.Kind.SINGLE else "multiple-choice"
         err(f"{at}.options", f"a {label} question needs at least one option")
     if kind in (Question.Kind.YES_NO, Question.Kind.TEXT) and options:
         err(f"{at}.options", f"a {kind} question has no options")
     _options(options, at, kind, err)
+    _shortcuts(options, at, err)
     _bounds(q, at, kind, err)
     _condition(q.get("show_if"), at, key, earlier, err)
 
 
 def _options(options, at, kind, err):
-    values, shortcuts = set(), set()
+    values = set()
     for j, option in enumerate(options):
         where = f"{at}.options[{j}]"
         if not isinstance(option, dict):
@@ -173,19 +183,38 @@ def _options(options, at, kind, err):
             err(f"{where}.value", "a special answer of a number question cannot be a number")
         for field in ("label", "definition", "examples", "counter_examples"):
             _text(option, field, f"{where}.{field}", err)
-        shortcut = option.get("shortcut", "") or ""
-        if not isinstance(shortcut, str) or len(shortcut) > 1 or (shortcut and not shortcut.isalnum()):
-            err(f"{where}.shortcut", "one letter or digit, or empty")
-        elif shortcut and shortcut.lower() in shortcuts:
-            err(f"{where}.shortcut", f"key {shortcut!r} already chooses another option")
-        elif shortcut:
-            shortcuts.add(shortcut.lower())
         exclusive = option.get("exclusive", False)
         if not isinstance(exclusive, bool):
             err(f"{where}.exclusive", "true or false")
         elif exclusive and kind != Question.Kind.MULTIPLE:
             err(f"{where}.exclusive", "only an option of a multiple-choice question is "
                 "chosen alone")
+
+
+# Keys the coding page already uses for something else (coding/static/coding/code.js).
+RESERVED_KEYS = {"e": "quotes evidence", "s": "skips the item", "f": "flags it as unsure",
+                 "p": "opens the previous item"}
+
+
+def _shortcuts(options, at, err):
+    """Each option's key is its shortcut, or else its position (1-9); no two the same."""
+    chosen = {}
+    for j, option in enumerate(options):
+        if not isinstance(option, dict):
+            continue
+        where = f"{at}.options[{j}].shortcut"
+        shortcut = option.get("shortcut", "") or ""
+        if not isinstance(shortcut, str) or len(shortcut) > 1 or (shortcut and not shortcut.isalnum()):
+            err(where, "one letter or digit, or empty")
+            continue
+        key = shortcut.lower() or (str(j + 1) if j < 9 else "")
+        if key in RESERVED_KEYS:
+            err(where, f"{key.upper()} {RESERVED_KEYS[key]} on the coding page; choose another key")
+        elif key in chosen:
+            how = "" if shortcut else " (its position): give this option a key of its own"
+            err(where, f"key {key!r}{how} already chooses option {chosen[key] + 1}")
+        elif key:
+            chosen[key] = j
 
 
 def _is_number(text):
@@ -203,11 +232,22 @@ def _bounds(q, at, kind, err):
             continue
         if kind != Question.Kind.NUMBER:
             err(f"{at}.{field}", "only a number question has bounds")
-        elif isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        elif _finite(value) is None:
             err(f"{at}.{field}", "a finite number or null")
-    if (isinstance(low, int | float) and isinstance(high, int | float)
-            and not isinstance(low, bool) and not isinstance(high, bool) and low > high):
+    low, high = _finite(low), _finite(high)
+    if low is not None and high is not None and low > high:
         err(f"{at}.max_value", f"the upper bound {high:g} is below the lower bound {low:g}")
+
+
+def _finite(value):
+    """The value as a float a FloatField keeps, or None (not a number, or too large)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _condition(condition, at, key, earlier, err):
@@ -219,6 +259,9 @@ def _condition(condition, at, key, earlier, err):
             '{"question": key, "in": [values]}')
         return
     target, wanted = condition["question"], condition["in"]
+    if not isinstance(target, str):
+        err(f"{where}.question", "the key of a question above this one")
+        return
     if target == key:
         err(f"{where}.question", "a question cannot depend on itself")
         return
@@ -233,7 +276,9 @@ def _condition(condition, at, key, earlier, err):
     if parent.get("kind") == Question.Kind.YES_NO:
         allowed = set(YES_NO)
     else:
-        allowed = {o.get("value") for o in parent.get("options") or [] if isinstance(o, dict)}
+        options = parent.get("options") if isinstance(parent.get("options"), list) else []
+        allowed = {o.get("value") for o in options
+                   if isinstance(o, dict) and isinstance(o.get("value"), str)}
     unknown = [v for v in wanted if v not in allowed]
     if parent.get("kind") in (Question.Kind.TEXT,):
         err(f"{where}.question", f"{target!r} is a free-text question; a condition needs "
@@ -251,6 +296,31 @@ def spec_of(version):
         "name": codebook.name, "applies_to": codebook.applies_to,
         "description": codebook.description,
         "questions": [question_spec(q) for q in version.questions.prefetch_related("options")],
+    }
+
+
+def normalized(spec):
+    """A valid spec with every field present and no nulls where text is kept (what
+    `add_questions` writes)."""
+    def text(obj, field):
+        return obj.get(field) or ""
+
+    return {
+        "name": spec["name"], "applies_to": spec["applies_to"],
+        "description": text(spec, "description"),
+        "questions": [{
+            "key": q["key"], "text": q["text"], "kind": q["kind"],
+            "definition": text(q, "definition"), "required": q.get("required", True),
+            "level": q.get("level") or "nominal", "unit": text(q, "unit"),
+            "show_if": q.get("show_if") or None,
+            "min_value": q.get("min_value"), "max_value": q.get("max_value"),
+            "options": [{
+                "value": o["value"], "label": o.get("label") or o["value"],
+                **{field: text(o, field) for field in ("definition", "examples",
+                                                        "counter_examples", "shortcut")},
+                "exclusive": o.get("exclusive", False),
+            } for o in q.get("options") or []],
+        } for q in spec["questions"]],
     }
 
 
@@ -275,5 +345,5 @@ def save_draft(version, spec):
     Codebook.objects.filter(pk=codebook.pk).update(
         name=spec["name"], description=spec.get("description") or "")
     version.questions.all().delete()
-    add_questions(version, spec["questions"])
+    add_questions(version, normalized(spec)["questions"])
     return version

@@ -1,12 +1,18 @@
 """REST API. Same rules as the pages: every study comes through coding.access."""
 
-from rest_framework import generics, mixins, viewsets
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, mixins, status, viewsets
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
 
 from ..access import CAN_SEE_ALL_CODINGS, access_study
 from ..queue import sync_targets
 from ..models import Assignment, Codebook, Coding, Item, Membership, Role, Study
 from ..names import namer, sees_names
+from ..codebook_editing import new_codebook
+from ..codebook_spec import InvalidSpec
 from . import filters
+from .codebook_edit import NewCodebookSerializer
 from .serializers import (
     AssignmentSerializer, CodebookSerializer, CodingSerializer, ItemSerializer, MemberSerializer,
     StudySerializer,
@@ -69,7 +75,7 @@ class MemberList(StudyScopedList):
 
 
 class CodebookList(StudyScopedList):
-    """The study's codebooks with every version and its questions."""
+    """The study's codebooks with every version and its questions; owners make new ones."""
 
     serializer_class = CodebookSerializer
     queryset = Codebook.objects.none()  # the model, for the schema; rows come from the study
@@ -78,6 +84,20 @@ class CodebookList(StudyScopedList):
     def get_queryset(self):
         return (self.study().codebooks.prefetch_related("versions__questions__options")
                 .order_by("pk"))
+
+    @extend_schema(request=NewCodebookSerializer, responses={201: CodebookSerializer})
+    def post(self, request, slug):
+        """A new codebook with an empty draft v1 (owners): fill it with PUT …/draft/, then
+        publish it. 400 with `{field: [messages]}`."""
+        study = access_study(request.user, slug, roles={Role.OWNER})
+        data = request.data if isinstance(request.data, dict) else {}
+        try:
+            codebook = new_codebook(study, request.user, name=data.get("name", ""),
+                                    applies_to=data.get("applies_to", ""),
+                                    description=data.get("description", ""))
+        except InvalidSpec as invalid:
+            raise ValidationError(invalid.as_dict()) from None
+        return Response(CodebookSerializer(codebook).data, status=status.HTTP_201_CREATED)
 
 
 class ItemList(StudyScopedList):

@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
 from ..access import CAN_SEE_ALL_CODINGS, access_study
+from ..codebook_editing import previous_version, version_diff
 from ..forms import StudySettingsForm
 from ..models import Coding, Role, Study
 from ..names import namer, sees_names
@@ -64,9 +65,11 @@ def codebook_detail(request, slug, codebook_id, number=None):
     version = (get_object_or_404(versions, number=number) if number
                else codebook.current_version() or versions.last())
     questions = version.questions.prefetch_related("options")
+    previous = previous_version(version)
     return render(request, "coding/codebook_detail.html", {
         "study": study, "codebook": codebook, "version": version, "versions": versions,
-        "questions": questions,
+        "questions": questions, "previous": previous and previous.number,
+        "diff": version_diff(version), "is_owner": Role.OWNER in study.my_roles,
     })
 
 

@@ -1,0 +1,120 @@
+"""What changed between two versions of a codebook, computed from their specs.
+
+One function, `diff(old_spec, new_spec)`, used by the version page, the API and the
+`codebook_diff` command. Questions are matched by key and options by value (the names
+codings and exports use), so a renamed key reads as one question removed and one added:
+to the data it is exactly that.
+"""
+
+QUESTION_FIELDS = ("text", "kind", "definition", "required", "level", "unit", "show_if",
+                   "min_value", "max_value")
+OPTION_FIELDS = ("label", "definition", "examples", "counter_examples", "shortcut", "exclusive")
+CODEBOOK_FIELDS = ("name", "description")
+DEFAULTS = {"definition": "", "required": True, "level": "nominal", "unit": "", "show_if": None,
+            "min_value": None, "max_value": None, "examples": "", "counter_examples": "",
+            "shortcut": "", "exclusive": False, "description": ""}
+
+
+def diff(old_spec, new_spec):
+    """{"codebook": [field changes], "added": [questions], "removed": [questions],
+    "changed": [{"key", "text", "fields": [...], "options": {...}}], "order": …}.
+
+    A field change is {"field", "old", "new"}. `old_spec` None (a first version) reads as
+    an empty codebook. `order` is {"old": [keys], "new": [keys]} when the questions both
+    versions have are in another order, else None."""
+    old_spec = old_spec or {"questions": []}
+    old_questions = _by(old_spec.get("questions") or [], "key")
+    new_questions = _by(new_spec.get("questions") or [], "key")
+    changed = []
+    for key, new in new_questions.items():
+        old = old_questions.get(key)
+        if old is None:
+            continue
+        fields = _fields(old, new, QUESTION_FIELDS)
+        options = _options(old.get("options") or [], new.get("options") or [])
+        if fields or any(options.values()):
+            changed.append({"key": key, "text": new.get("text", ""), "fields": fields,
+                            "options": options})
+    kept_old = [k for k in old_questions if k in new_questions]
+    kept_new = [k for k in new_questions if k in old_questions]
+    return {
+        "codebook": (_fields(old_spec, new_spec, CODEBOOK_FIELDS) if "name" in old_spec else []),
+        "added": [_summary(q) for k, q in new_questions.items() if k not in old_questions],
+        "removed": [_summary(q) for k, q in old_questions.items() if k not in new_questions],
+        "changed": changed,
+        "order": {"old": kept_old, "new": kept_new} if kept_old != kept_new else None,
+    }
+
+
+def is_empty(found):
+    return not any(found[part] for part in ("codebook", "added", "removed", "changed", "order"))
+
+
+def summary_line(found):
+    """'1 question added, 2 changed; order changed' (or 'no changes'): for notes and lists."""
+    counts = [(len(found["added"]), "added"), (len(found["removed"]), "removed"),
+              (len(found["changed"]), "changed")]
+    parts = []
+    for n, word in counts:
+        if n:
+            parts.append(f"{n} {word}" if parts else f"{n} question{'s' * (n != 1)} {word}")
+    if found["order"]:
+        parts.append("order changed")
+    if found["codebook"]:
+        parts.append("name or description changed")
+    return ", ".join(parts) or "no changes"
+
+
+def _by(rows, field):
+    return {row.get(field): row for row in rows if isinstance(row, dict)}
+
+
+def _value(row, field):
+    value = row.get(field, DEFAULTS.get(field))
+    if value is None and field in DEFAULTS and DEFAULTS[field] is not None:
+        value = DEFAULTS[field]
+    if field == "show_if" and value == {}:
+        value = None
+    return value
+
+
+def _fields(old, new, names):
+    changes = []
+    for field in names:
+        before, after = _value(old, field), _value(new, field)
+        if isinstance(before, int | float) and isinstance(after, int | float) \
+                and not isinstance(before, bool) and not isinstance(after, bool):
+            same = float(before) == float(after)
+        else:
+            same = before == after
+        if not same:
+            changes.append({"field": field, "old": before, "new": after})
+    return changes
+
+
+def _options(old_rows, new_rows):
+    old, new = _by(old_rows, "value"), _by(new_rows, "value")
+    changed = []
+    for value, option in new.items():
+        if value in old and (fields := _fields(old[value], option, OPTION_FIELDS)):
+            changed.append({"value": value, "label": option.get("label") or value,
+                            "fields": fields})
+    kept_old = [v for v in old if v in new]
+    kept_new = [v for v in new if v in old]
+    return {
+        "added": [_option_summary(o) for v, o in new.items() if v not in old],
+        "removed": [_option_summary(o) for v, o in old.items() if v not in new],
+        "changed": changed,
+        "order": {"old": kept_old, "new": kept_new} if kept_old != kept_new else None,
+    }
+
+
+def _summary(question):
+    return {"key": question.get("key"), "text": question.get("text", ""),
+            "kind": question.get("kind", ""),
+            "options": [o.get("value") for o in question.get("options") or []
+                        if isinstance(o, dict)]}
+
+
+def _option_summary(option):
+    return {"value": option.get("value"), "label": option.get("label") or option.get("value")}

@@ -1,0 +1,187 @@
+"""The codebook editor's writes: a new codebook, its draft, saving it, publishing it.
+
+A codebook has at most one draft, its newest version; everything older is published
+and immutable (rule 5). Publishing is a conditional UPDATE of the draft's row
+(`status = 'draft'`), so a replayed or concurrent publish makes one version, never two.
+What the owner chose for the open assignments of the codebook's items happens in the
+same transaction:
+
+- "switch": coders go on with the new version (the coding page always shows the
+  current one); their saved drafts keep the answers the new version still accepts;
+- "release": their items go back to the pool (as a lapsed lease does).
+
+Every change is audited in its own transaction (coding.audit).
+"""
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from . import audit
+from .codebook_diff import diff, summary_line
+from .codebook_spec import InvalidSpec, SpecError, check, save_draft, spec_of
+from .codebooks import check_answer, draft_new_version, questions_with_options
+from .models import Assignment, Codebook, CodebookVersion, Item
+
+SWITCH, RELEASE = "switch", "release"
+OPEN_ASSIGNMENTS = {
+    SWITCH: "Coders continue on the new version; answers in their drafts to questions "
+            "that no longer exist (or no longer accept them) are dropped.",
+    RELEASE: "Their items go back to the pool; the next coder starts on the new version.",
+}
+NOTE_MAX_CHARS = 5_000
+
+
+class NothingToPublish(Exception):
+    """No draft (already published, by this request's twin or someone else)."""
+
+
+def draft_of(codebook):
+    """The codebook's draft (its newest version, when not yet published), or None."""
+    newest = codebook.versions.order_by("-number").first()
+    return newest if newest is not None and not newest.is_published else None
+
+
+def previous_version(version):
+    return (version.codebook.versions.filter(number__lt=version.number)
+            .order_by("-number").first())
+
+
+def version_diff(version):
+    """The diff of a version against the one before it (everything added for v1)."""
+    before = previous_version(version)
+    return diff(spec_of(before) if before else None, spec_of(version))
+
+
+@transaction.atomic
+def new_codebook(study, actor, name, applies_to, description=""):
+    """A codebook with an empty draft v1: nothing is published until the owner says so."""
+    spec = check({"name": name, "applies_to": applies_to, "description": description,
+                  "questions": []})
+    if study.codebooks.filter(name=spec["name"]).exists():
+        raise InvalidSpec([SpecError("name", f"the study already has a codebook named {name!r}")])
+    try:
+        with transaction.atomic():
+            codebook = Codebook.objects.create(study=study, name=name, applies_to=applies_to,
+                                               description=description or "")
+    except IntegrityError:  # a concurrent request took the name first
+        raise InvalidSpec([SpecError("name", f"the study already has a codebook named "
+                                             f"{name!r}")]) from None
+    CodebookVersion.objects.create(codebook=codebook, number=1, created_by=actor)
+    audit.record(actor, study, "codebook.create", codebook.name, applies_to=applies_to)
+    return codebook
+
+
+@transaction.atomic
+def start_draft(codebook, actor):
+    """(draft, made): the codebook's draft, made from the newest version when there is none.
+    Two concurrent calls make one draft (the version number is unique per codebook)."""
+    Codebook.objects.select_for_update().filter(pk=codebook.pk).first()
+    draft = draft_of(codebook)
+    if draft is not None:
+        return draft, False
+    try:
+        with transaction.atomic():
+            draft = draft_new_version(codebook, actor)
+    except IntegrityError:
+        return draft_of(codebook), False
+    audit.record(actor, codebook.study, "codebook.draft", str(draft),
+                 from_version=draft.number - 1)
+    return draft, True
+
+
+@transaction.atomic
+def save_spec(version, actor, spec):
+    """Write the spec into the draft (checked first; nothing written if it has errors)."""
+    before = spec_of(version)
+    save_draft(version, spec)
+    version.codebook.refresh_from_db()
+    changes = diff(before, spec)
+    audit.record(actor, version.codebook.study, "codebook.edit", str(version),
+                 changes=summary_line(changes), questions=len(spec["questions"]))
+    return version
+
+
+@transaction.atomic
+def publish_draft(codebook, actor, note, open_assignments, number=None):
+    """Publish the codebook's draft as an immutable version with `note`; returns
+    (version, counts) where counts says what happened to open assignments.
+
+    Raises InvalidSpec (located errors; nothing changes) or NothingToPublish."""
+    errors = []
+    note = (note or "").strip()
+    if not note:
+        errors.append(SpecError("note", "say what changed: the note is kept with the version"))
+    elif len(note) > NOTE_MAX_CHARS:
+        errors.append(SpecError("note", f"at most {NOTE_MAX_CHARS:,} characters"))
+    if open_assignments not in OPEN_ASSIGNMENTS:
+        errors.append(SpecError("open_assignments", "either 'switch' or 'release'"))
+    Codebook.objects.select_for_update().filter(pk=codebook.pk).first()
+    draft = draft_of(codebook)
+    if draft is None or (number is not None and draft.number != number):
+        raise NothingToPublish(
+            f"{codebook.name} has no draft v{number}" if number else
+            f"{codebook.name} has no draft to publish")
+    spec = spec_of(draft)
+    try:
+        check(spec, publishing=True)
+    except InvalidSpec as invalid:
+        errors += invalid.errors
+    if errors:
+        raise InvalidSpec(errors)
+    # Conditional: of two publishes of this draft (a replay, a double click, two
+    # owners), one changes the row and the other finds nothing to publish.
+    if not CodebookVersion.objects.filter(pk=draft.pk, status=CodebookVersion.Status.DRAFT).update(
+            status=CodebookVersion.Status.PUBLISHED, published_at=timezone.now(), note=note):
+        raise NothingToPublish(f"{draft} was published meanwhile")
+    draft.refresh_from_db()
+    counts = handle_open_assignments(codebook, draft, open_assignments)
+    before = previous_version(draft)
+    audit.record(actor, codebook.study, "codebook.publish", str(draft), note=note,
+                 open_assignments=open_assignments, **counts,
+                 changes=summary_line(diff(spec_of(before) if before else None, spec)))
+    return draft, counts
+
+
+def handle_open_assignments(codebook, version, mode):
+    """Release the active assignments of the codebook's items (mode "release"), and prune
+    the drafts of unfinished ones to what `version` accepts. Returns the counts."""
+    unfinished = Assignment.objects.filter(item__codebook=codebook)
+    released = 0
+    if mode == RELEASE:
+        active = unfinished.filter(status=Assignment.Status.ACTIVE).values_list("pk", "item_id")
+        for pk, item_id in list(active):
+            # As coding.queue.release_expired: once per assignment, however many try.
+            if Assignment.objects.filter(pk=pk, status=Assignment.Status.ACTIVE).update(
+                    status=Assignment.Status.RELEASED, leased_until=None):
+                Item.objects.filter(pk=item_id).update(taken=F("taken") - 1)
+                released += 1
+    pruned = 0
+    with_drafts = (unfinished.filter(status__in=[Assignment.Status.ACTIVE,
+                                                 Assignment.Status.RELEASED])
+                   .exclude(draft=None).only("pk", "draft"))
+    for assignment in with_drafts.iterator(chunk_size=500):
+        kept = prune_draft(version, assignment.draft)
+        if kept != assignment.draft:
+            Assignment.objects.filter(pk=assignment.pk).update(draft=kept)
+            pruned += 1
+    return {"released": released, "drafts_pruned": pruned}
+
+
+def prune_draft(version, draft):
+    """A coder's draft with only the answers (and quotes) `version` still accepts."""
+    if not isinstance(draft, dict):
+        return None
+    questions = {q.key: q for q in questions_with_options(version)}
+    values = draft.get("values") if isinstance(draft.get("values"), dict) else {}
+    kept = {}
+    for key, answer in values.items():
+        if key not in questions:
+            continue
+        try:
+            kept[key] = check_answer(questions[key], answer)
+        except ValueError:
+            continue
+    evidence = [quote for quote in draft.get("evidence") or []
+                if isinstance(quote, dict) and quote.get("question") in questions]
+    return {**draft, "values": kept, "evidence": evidence}

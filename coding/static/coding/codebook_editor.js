@@ -1,0 +1,129 @@
+// The codebook editor (coding/views/codebook_edit.py): drag a question by its handle,
+// Alt+↑/↓ to move the question in focus, a redraw when a kind or a condition's question
+// changes, conditional questions in the preview, and a warning before publishing unsaved
+// changes. Without this file every action is still a button the server answers.
+(function () {
+  "use strict";
+  const form = document.getElementById("editor-form");
+  if (!form) return;
+  const preview = document.getElementById("preview");
+  let dirty = false;
+
+  // Structural actions are submit buttons named "op"; htmx sends the one clicked.
+  function redraw() { document.getElementById("refresh-button").click(); }
+
+  function press(card, which) {
+    const button = card && document.getElementById(card.dataset.token + "-" + which);
+    if (button && !button.disabled) button.click();
+  }
+
+  // --- keyboard: Alt+↑ / Alt+↓ move the question being edited ---------------------------
+  form.addEventListener("keydown", (event) => {
+    if (!event.altKey || (event.key !== "ArrowUp" && event.key !== "ArrowDown")) return;
+    const card = event.target.closest(".qcard");
+    if (!card) return;
+    event.preventDefault();
+    press(card, event.key === "ArrowUp" ? "up" : "down");
+  });
+
+  // --- pointer: drag a question by its handle --------------------------------------------
+  let dragged = null;
+  form.addEventListener("pointerdown", (event) => {
+    const handle = event.target.closest(".drag-handle");
+    if (handle) handle.closest(".qcard").draggable = true;
+  });
+  form.addEventListener("dragstart", (event) => {
+    const card = event.target.closest && event.target.closest(".qcard");
+    if (!card || !card.draggable) return;
+    dragged = card;
+    card.classList.add("dragging");
+    event.dataTransfer.effectAllowed = "move";
+    event.dataTransfer.setData("text/plain", card.dataset.token);
+  });
+  form.addEventListener("dragover", (event) => {
+    if (!dragged) return;
+    const card = event.target.closest(".qcard");
+    event.preventDefault();
+    if (!card || card === dragged) return;
+    const box = card.getBoundingClientRect();
+    const after = event.clientY > box.top + box.height / 2;
+    card.parentNode.insertBefore(dragged, after ? card.nextSibling : card);
+  });
+  form.addEventListener("drop", (event) => { if (dragged) event.preventDefault(); });
+  form.addEventListener("dragend", () => {
+    if (!dragged) return;
+    dragged.classList.remove("dragging");
+    dragged.draggable = false;
+    dragged = null;
+    dirty = true;
+    redraw();  // the posted order is the cards' order: numbers and conditions follow it
+  });
+
+  // --- redraw when what a question offers changes -----------------------------------------
+  form.addEventListener("change", (event) => {
+    if (event.target.matches("select.kind, select.condition-question")) redraw();
+  });
+  form.addEventListener("input", () => { dirty = true; status(""); });
+
+  document.body.addEventListener("htmx:beforeRequest", (event) => {
+    const button = event.detail.requestConfig && event.detail.requestConfig.triggeringEvent &&
+      event.detail.requestConfig.triggeringEvent.submitter;
+    if (event.detail.elt === form && button && button.value === "save") status("Saving…");
+  });
+  document.body.addEventListener("htmx:afterSwap", (event) => {
+    if (event.detail.target === form) {
+      if (form.querySelector("#saved")) dirty = false;
+      else if (form.querySelector("#save-errors")) {
+        const first = form.querySelector(".has-error");
+        if (first) first.scrollIntoView({ block: "center" });
+      }
+      const fresh = form.querySelector("[data-focus]");
+      if (fresh) {
+        fresh.scrollIntoView({ block: "center" });
+        const input = fresh.querySelector("input[type=text]");
+        if (input) input.focus();
+      }
+    }
+    applyConditions();
+  });
+  document.body.addEventListener("htmx:sendError", () => status("Not sent: the server did not answer. Your edits are still in the form."));
+
+  function status(text) {
+    const element = document.getElementById("dirty-status");
+    if (element) element.textContent = text || (dirty ? "Unsaved changes" : "");
+  }
+
+  form.addEventListener("click", (event) => {
+    if (event.target.id !== "publish-link" || !dirty) return;
+    event.preventDefault();
+    status("Save the draft first: publishing takes the saved draft.");
+    document.getElementById("save-button").focus();
+  });
+  window.addEventListener("beforeunload", (event) => { if (dirty) event.preventDefault(); });
+  form.addEventListener("submit", (event) => {
+    // A plain (non-htmx) save leaves the page: nothing to warn about.
+    if (!window.htmx && event.submitter && event.submitter.value === "save") dirty = false;
+  });
+
+  // --- the preview: conditional questions appear as on the coding page (code.js) ---------
+  function answersOf(key) {
+    return Array.from(preview.querySelectorAll('[name="q-' + key + '"]'))
+      .filter((input) => (input.type === "radio" || input.type === "checkbox") ? input.checked : input.value.trim())
+      .map((input) => input.value.trim());
+  }
+
+  function applyConditions() {
+    if (!preview) return;
+    preview.querySelectorAll(".q[data-show-if]").forEach((q) => {
+      let condition;
+      try { condition = JSON.parse(q.dataset.showIf); } catch (e) { return; }
+      const parent = preview.querySelector('.q[data-key="' + condition.question + '"]');
+      q.hidden = !(parent && !parent.hidden && answersOf(condition.question).some((a) => (condition.in || []).includes(a)));
+    });
+  }
+  if (preview) {
+    preview.addEventListener("change", applyConditions);
+    preview.addEventListener("input", applyConditions);
+  }
+  applyConditions();
+})();
