@@ -39,8 +39,8 @@ class Command(BaseCommand):
         read.add_argument("--dry-run", action="store_true",
                           help="check and say what would be written; write nothing")
 
-    def handle(self, *args, action, **options):
-        study = study_or_error(options["study"])
+    def handle(self, *args, action, study, **options):
+        study = study_or_error(study)
         if action == "export":
             self.export(study, **options)
         else:
