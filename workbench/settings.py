@@ -209,6 +209,17 @@ USE_TZ = True
 # import API reads a named `path` only from inside this folder.
 IMPORT_DIR = Path(env_str("WORKBENCH_IMPORT_DIR") or VAR_DIR / "imports")
 
+# Where people reach the site: links made outside a request (`manage.py invite`) start so.
+WORKBENCH_BASE_URL = env_str("WORKBENCH_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Mail, for invitation links only. No EMAIL_HOST: nothing is mailed, owners pass links on.
+EMAIL_HOST = env_str("EMAIL_HOST")
+EMAIL_PORT = int(env_str("EMAIL_PORT", "587"))
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "workbench@localhost")
+
 STATIC_URL = "static/"
 STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT") or VAR_DIR / "static")
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)

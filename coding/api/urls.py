@@ -9,7 +9,6 @@ router.register("studies", views.StudyViewSet, basename="study")
 
 urlpatterns = router.urls + [
     path("studies/<slug:slug>/codebooks/", views.CodebookList.as_view(), name="api-codebooks"),
-    path("studies/<slug:slug>/members/", views.MemberList.as_view(), name="api-members"),
     path("studies/<slug:slug>/items/", views.ItemList.as_view(), name="api-items"),
     path("studies/<slug:slug>/assignments/", views.AssignmentList.as_view(),
          name="api-assignments"),

@@ -7,15 +7,13 @@ from rest_framework.response import Response
 
 from ..access import CAN_SEE_ALL_CODINGS, access_study
 from ..queue import sync_targets
-from ..models import Assignment, Codebook, Coding, Item, Membership, Role, Study
-from ..names import namer, sees_names
+from ..models import Assignment, Codebook, Coding, Item, Role, Study
 from ..codebook_editing import new_codebook
 from ..codebook_spec import InvalidSpec
 from . import filters
 from .codebook_edit import NewCodebookSerializer
 from .serializers import (
-    AssignmentSerializer, CodebookSerializer, CodingSerializer, ItemSerializer, MemberSerializer,
-    StudySerializer,
+    AssignmentSerializer, CodebookSerializer, CodingSerializer, ItemSerializer, StudySerializer,
 )
 
 
@@ -46,32 +44,6 @@ class StudyScopedList(generics.ListAPIView):
 
     def study(self):
         return access_study(self.request.user, self.kwargs["slug"], roles=self.needs_roles)
-
-
-class MemberList(StudyScopedList):
-    """Who takes part in the study and in which role, as the study page lists them."""
-
-    serializer_class = MemberSerializer
-    queryset = Membership.objects.none()
-    filterset_class = filters.MemberFilter
-
-    def get_queryset(self):
-        self.scoped = self.study()
-        return (self.scoped.memberships.filter(deleted_at__isnull=True)
-                .select_related("user").order_by("role", "user__username"))
-
-    def hides_names(self):
-        return not sees_names(self.scoped, self.scoped.my_roles)
-
-    def filter_queryset(self, queryset):
-        # A coder who sees pseudonyms cannot probe for a person by username either.
-        return queryset if self.hides_names() else super().filter_queryset(queryset)
-
-    def get_serializer_context(self):
-        context = super().get_serializer_context()
-        if getattr(self, "scoped", None) is not None and self.hides_names():
-            context["name"] = namer(self.scoped, self.request.user, self.scoped.my_roles)
-        return context
 
 
 class CodebookList(StudyScopedList):

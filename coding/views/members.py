@@ -1,3 +1,216 @@
-"""Members and roles, and one-time invitation links: pages."""
+"""Members and roles, and one-time invitation links: pages.
 
-urlpatterns = []
+The members page is the owners': who holds which role, add, change or remove one, make
+an invite (its link shown once, in the answer to the POST that made it), revoke pending
+invites, and the history of these changes. The invite page is anyone's who holds a link.
+"""
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import path
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+
+from .. import audit
+from .. import members as service
+from ..access import access_study
+from ..models import Role
+
+HISTORY = 50  # latest membership and invite changes shown on the page
+# A freshly made account is logged in directly (Axes checks passwords, not this).
+BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+class AddMemberForm(forms.Form):
+    person = forms.CharField(label="Username or e-mail", max_length=254)
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.CODER)
+
+
+class InviteForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.CODER)
+    note = forms.CharField(label="For (a name, for your list)", max_length=200, required=False)
+    email = forms.EmailField(label="E-mail (optional)", required=False,
+                             help_text="The link is mailed there when a mail server is set up.")
+    days = forms.IntegerField(label="Expires after (days)", min_value=1,
+                              max_value=service.MAX_INVITE_DAYS, initial=service.INVITE_DAYS)
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices)
+
+
+def add_errors(form, error, fields=None):
+    """A service's located ValidationError onto the form: its keys mapped to form fields
+    (`fields`), or to the whole form when no field matches."""
+    for key, messages_ in error.message_dict.items():
+        field = (fields or {}).get(key, key)
+        form.add_error(field if field in form.fields else None, messages_)
+
+
+def page(request, study, *, add_form=None, invite_form=None, new_link=None, mailed=False,
+         status=200):
+    history = (audit.entries_for(study).filter(action__regex=r"^(member|invite)\.")
+               [:HISTORY])
+    response = render(request, "coding/members.html", {
+        "study": study, "members": service.live_members(study),
+        "add_form": add_form or AddMemberForm(),
+        "invite_form": invite_form or InviteForm(),
+        "role_choices": Role.choices,
+        "invites": service.pending_invites(study).order_by("expires_at", "pk"),
+        "history": history, "history_limit": HISTORY,
+        "new_link": new_link, "mailed": mailed, "mail_configured": service.mail_configured(),
+    }, status=status)
+    if new_link:
+        response["Cache-Control"] = "no-store"  # the link is shown once: keep no copy
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def members_page(request, slug):
+    """The list; POST adds an existing account with a role."""
+    study = access_study(request.user, slug, roles={Role.OWNER})
+    form = AddMemberForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        person, role = form.cleaned_data["person"], form.cleaned_data["role"]
+        try:
+            user = service.find_user(**({"email": person} if "@" in person
+                                        else {"username": person}))
+            service.add_member(study, user, role, request.user)
+        except ValidationError as error:
+            add_errors(form, error, {"username": "person", "email": "person"})
+        else:
+            messages.success(request, f"{user.username} is now {role} in this study.")
+            return redirect("members", slug=study.slug)
+    return page(request, study, add_form=form, status=400 if form.errors else 200)
+
+
+def owned_membership(request, slug, member_id):
+    study = access_study(request.user, slug, roles={Role.OWNER})
+    return get_object_or_404(study.memberships.select_related("user", "study"), pk=member_id,
+                             deleted_at__isnull=True)
+
+
+@login_required
+@require_POST
+def member_role(request, slug, member_id):
+    membership = owned_membership(request, slug, member_id)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose a role.")
+        return redirect("members", slug=slug)
+    try:
+        new = service.change_role(membership, form.cleaned_data["role"], request.user)
+    except (ValidationError, service.Refused) as error:
+        messages.error(request, " ".join(getattr(error, "messages", [str(error)])))
+    else:
+        messages.success(request, f"{membership.user.username} is now {new.role} "
+                                  f"instead of {membership.role}.")
+    return redirect("members", slug=slug)
+
+
+@login_required
+@require_POST
+def member_remove(request, slug, member_id):
+    membership = owned_membership(request, slug, member_id)
+    try:
+        service.remove_member(membership, request.user)
+    except service.Refused as refused:
+        messages.error(request, str(refused))
+        return redirect("members", slug=slug)
+    messages.success(request, f"{membership.user.username} is no longer "
+                              f"{membership.role} in this study.")
+    if membership.user == request.user and membership.role == Role.OWNER:
+        return redirect("study-detail", slug=slug)
+    return redirect("members", slug=slug)
+
+
+@login_required
+@require_POST
+def invite_create(request, slug):
+    """Makes an invite and answers with the page showing its link, this once."""
+    study = access_study(request.user, slug, roles={Role.OWNER})
+    form = InviteForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            invite, token = service.create_invite(study, data["role"], request.user,
+                                                  note=data["note"], email=data["email"],
+                                                  days=data["days"])
+        except ValidationError as error:
+            add_errors(form, error)
+        else:
+            link = service.invite_link(token, request)
+            mailed = service.send_invite(invite, link)
+            return page(request, study, new_link=link, mailed=mailed, status=201)
+    return page(request, study, invite_form=form, status=400)
+
+
+@login_required
+@require_POST
+def invite_revoke(request, slug, invite_id):
+    study = access_study(request.user, slug, roles={Role.OWNER})
+    invite = get_object_or_404(study.invites, pk=invite_id)
+    try:
+        service.revoke_invite(invite, request.user)
+    except service.Refused as refused:
+        messages.error(request, str(refused))
+    else:
+        messages.success(request, "Invite revoked: its link no longer works.")
+    return redirect("members", slug=slug)
+
+
+@never_cache
+@require_http_methods(["GET", "HEAD", "POST"])
+def invite_page(request, invite_token):
+    """Anyone holding the link: a new account (or, signed in, their own) joins the study."""
+    try:
+        invite = service.find_invite(invite_token)
+        service.check_usable(invite)
+    except Http404:
+        return render(request, "coding/invite_accept.html", {"unknown": True}, status=404)
+    except service.InviteGone as gone:
+        return render(request, "coding/invite_accept.html",
+                      {"invite": invite, "gone": str(gone)}, status=410)
+    signed_in = request.user.is_authenticated
+    form = None if signed_in else service.AccountForm(request.POST or None)
+    error = None
+    if request.method == "POST" and (signed_in or form.is_valid()):
+        try:
+            membership = service.accept_invite(invite_token, user=request.user if signed_in
+                                               else None, account=form)
+        except service.InviteGone as gone:
+            return render(request, "coding/invite_accept.html",
+                          {"invite": invite, "gone": str(gone)}, status=410)
+        except ValidationError as refused:
+            if form is None:
+                error = " ".join(refused.messages)
+            else:
+                add_errors(form, refused)
+        else:
+            if not signed_in:
+                login(request, membership.user, backend=BACKEND)
+            messages.success(request, f"Welcome to {invite.study.name}: you are "
+                                      f"{membership.role} here.")
+            return redirect("study-detail", slug=invite.study.slug)
+    failed = request.method == "POST"
+    return render(request, "coding/invite_accept.html", {
+        "invite": invite, "form": form, "error": error,
+    }, status=400 if failed else 200)
+
+
+urlpatterns = [
+    path("studies/<slug:slug>/members/", members_page, name="members"),
+    path("studies/<slug:slug>/members/<int:member_id>/role/", member_role, name="member-role"),
+    path("studies/<slug:slug>/members/<int:member_id>/remove/", member_remove,
+         name="member-remove"),
+    path("studies/<slug:slug>/invites/", invite_create, name="invite-create"),
+    path("studies/<slug:slug>/invites/<int:invite_id>/revoke/", invite_revoke,
+         name="invite-revoke"),
+    path("invite/<str:invite_token>/", invite_page, name="invite"),
+]
