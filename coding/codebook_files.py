@@ -33,9 +33,10 @@ from workbench.text import find_in_json
 
 from . import codebook_qdc
 from .audit import record
+from .codebook_editing import new_codebook, start_draft
 from .codebook_spec import InvalidSpec, SpecError, save_draft, spec_of, validate
-from .codebooks import UNSTORABLE, draft_new_version
-from .models import Codebook, CodebookVersion
+from .codebooks import UNSTORABLE
+from .models import CodebookVersion
 
 FORMAT = "workbench-codebook"
 FORMAT_VERSION = 1
@@ -384,22 +385,25 @@ def check_meaning(parsed, spec):
 
 
 def import_codebook(study, user, parsed, *, codebook=None, name="", dry_run=False):
-    """Write a read file as a new codebook (draft v1) or as a new draft version of
-    `codebook`, in one transaction with its audit entry; with `dry_run` everything is done
-    and rolled back, so the answer is what would have been written.
+    """Write a read file as a new codebook (draft v1) or as the draft of `codebook`, in one
+    transaction with its audit entry; with `dry_run` everything is done and rolled back,
+    so the answer is what would have been written.
 
-    Into an existing codebook, the file must apply to the same kind of document; the
-    codebook keeps its name unless `name` is given. If its newest version is still a draft,
-    that draft's questions are replaced (a draft is meant to change)."""
+    The codebook and its draft are made by the editor's own functions
+    (coding.codebook_editing): a new codebook is never published by an import, and a
+    codebook whose newest version is still a draft gets that draft's questions replaced
+    (a draft is meant to change). Into an existing codebook the file must apply to the
+    same kind of document; the codebook keeps its name unless `name` is given."""
     spec = dict(parsed.spec)
     with transaction.atomic():
         if codebook is None:
             if name:
                 spec["name"] = name
             check_meaning(parsed, spec)
-            version, replaced = _new_codebook(study, user, spec, parsed.fmt), False
+            codebook = new_codebook(study, user, spec["name"], spec["applies_to"],
+                                    spec.get("description", ""))
+            version, replaced, made_codebook = codebook.versions.get(), False, True
         else:
-            codebook = Codebook.objects.select_for_update().get(pk=codebook.pk)
             spec["name"] = name or codebook.name
             if parsed.fmt == "qdc":  # a .qdc says neither; the codebook's stand
                 spec["applies_to"] = codebook.applies_to
@@ -409,16 +413,19 @@ def import_codebook(study, user, parsed, *, codebook=None, name="", dry_run=Fals
                 raise BadFile([located("applies_to", f"the file's codebook is for "
                                        f"{spec['applies_to']}s; {codebook.name} is for "
                                        f"{codebook.applies_to}s")])
-            version, replaced = _new_draft(codebook, user, parsed.fmt)
+            version, made = start_draft(codebook, user)
+            replaced, made_codebook = not made, False
         save_draft(version, spec)
+        CodebookVersion.objects.filter(pk=version.pk, note="").update(
+            note=f"Imported from a {parsed.fmt.upper()} file.")
         version.refresh_from_db()
         record(user, study, "codebook.import", f"{version.codebook.name} v{version.number}",
                format=parsed.fmt, questions=len(spec["questions"]),
-               new_codebook=codebook is None, replaced_draft=replaced)
+               new_codebook=made_codebook, replaced_draft=replaced)
         result = {
             "dry_run": dry_run, "codebook_id": None if dry_run else version.codebook_id,
             "codebook": version.codebook.name, "version": version.number, "status": "draft",
-            "new_codebook": codebook is None, "replaced_draft": replaced,
+            "new_codebook": made_codebook, "replaced_draft": replaced,
             "questions": len(spec["questions"]),
             "options": sum(len(q.get("options") or []) for q in spec["questions"]),
             "format": parsed.fmt,
@@ -426,28 +433,6 @@ def import_codebook(study, user, parsed, *, codebook=None, name="", dry_run=Fals
         if dry_run:
             transaction.set_rollback(True)
     return result
-
-
-def _new_codebook(study, user, spec, fmt):
-    if study.codebooks.filter(name=spec["name"]).exists():
-        raise BadFile([located("name", f"the study already has a codebook named "
-                                       f"{spec['name']!r}: give another name, or import into "
-                                       "it as a new version")])
-    codebook = Codebook.objects.create(study=study, name=spec["name"],
-                                       applies_to=spec["applies_to"])
-    return CodebookVersion.objects.create(codebook=codebook, number=1, created_by=user,
-                                          note=f"Imported from a {fmt.upper()} file.")
-
-
-def _new_draft(codebook, user, fmt):
-    latest = codebook.versions.order_by("-number").first()
-    if latest is not None and not latest.is_published:
-        return latest, True
-    note = f"Imported from a {fmt.upper()} file."
-    if latest is None:
-        return CodebookVersion.objects.create(codebook=codebook, number=1, created_by=user,
-                                              note=note), False
-    return draft_new_version(codebook, user=user, note=note), False
 
 
 def import_file(study, user, data, *, filename="", fmt=None, codebook=None, name="",

@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 
 from coding import codebook_files, presets
 from coding.codebook_files import BadFile, dump, import_file, read
+from coding.codebook_spec import InvalidSpec
 from coding.codebooks import create_codebook, publish
 from coding.models import AuditEntry, Codebook, CodebookVersion, Option, Question, Role
 from tests import factories
@@ -398,7 +399,7 @@ def test_a_file_for_threads_is_refused_by_a_paper_codebook(alpha, people):
 def test_a_new_codebook_may_not_take_a_name_in_use(alpha, people):
     data = dump(alpha.paper_codebook.versions.get(), "json")
     before = counts()
-    with pytest.raises(BadFile) as refused:
+    with pytest.raises(InvalidSpec) as refused:
         import_file(alpha, people["olive"], data, filename="same.json")
     assert refused.value.errors[0].path == "name"
     assert counts() == before
