@@ -49,6 +49,7 @@ from coding.models import Assignment, Decision, Framework
 from coding.views import imports as import_views
 from ingest import imports
 from ingest.clients.http import FetchError
+from tests import permission_rows
 from tests.factories import code
 from workbench.models import ApiToken, Job
 from workbench.wsgi import application
@@ -100,13 +101,22 @@ def world(alpha, beta, people, django_capture_on_commit_callbacks, monkeypatch, 
                          for n in range(2)]
     spare_tokens.append(ApiToken.objects.create(people["otto"], name="otto's")[0].pk)
 
+    # The setup areas' new path parameters (method_id, invite_id …), from their permission rows.
+    area_values = permission_rows.values(
+        {"slug": alpha.slug, "framework_id": framework.pk, "item_id": first.pk,
+         "codebook_id": alpha.paper_codebook.pk, "number": 1, "job_id": export.pk},
+        alpha, people)
     return SimpleNamespace(
         headers=headers, own_tokens=own_tokens, real={
+            **{name: [value() if callable(value) else value]
+               for name, value in area_values.items()},
             "slug": [alpha.slug] * 4 + [beta.slug],
             "token": spare_tokens,
             "job": [export.pk],
             "item": [item.pk for item in (first, second, third)],
             "framework": [framework.pk],
+            "codebook_id": [alpha.paper_codebook.pk],
+            "number": [1, 2],
             "assignment": [held.pk, *Assignment.objects.filter(item__study=alpha)
                            .exclude(pk=held.pk).order_by("pk").values_list("pk", flat=True)],
         })
@@ -126,6 +136,8 @@ def real_values(path, name):
         kind = "framework"
     elif "/assignments/{id}/" in path:
         kind = "assignment"
+    elif name in current.world.real:
+        kind = name
     else:
         raise AssertionError(f"no real values for {name} in {path}")
     return current.world.real[kind]

@@ -73,7 +73,8 @@ class FrameworkDetail(APIView):
                           for row in report["proposals"]],
         })
 
-    @extend_schema(request=ScanRequest, responses={202: JobSerializer})
+    @extend_schema(request=ScanRequest, responses={202: JobSerializer},
+                   operation_id="studies_frameworks_scan")
     def post(self, request, slug, framework_id):
         """Scan the framework's history (owners); poll the returned job."""
         study = access_catalog_editor(request.user, slug)

@@ -187,7 +187,8 @@ class FrameworkList(APIView):
         study = access_catalog(request.user, slug)
         return Response(FrameworkSerializer(study.frameworks.order_by("name"), many=True).data)
 
-    @extend_schema(request=FrameworkSerializer, responses={201: FrameworkSerializer})
+    @extend_schema(request=FrameworkSerializer, responses={201: FrameworkSerializer},
+                   operation_id="studies_frameworks_add")
     def post(self, request, slug):
         """Add a framework (owners)."""
         study = access_catalog_editor(request.user, slug)

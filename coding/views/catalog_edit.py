@@ -80,7 +80,7 @@ class FrameworkForm(forms.Form):
 @require_http_methods(["GET", "HEAD", "POST"])
 def catalog_edit_page(request, slug):
     study = access_catalog_editor(request.user, slug)
-    frameworks = list(study.frameworks.select_related("scan").order_by("name"))
+    frameworks = sorted(study.frameworks.select_related("scan"), key=lambda f: f.name.lower())
     methods = list(Method.objects.filter(study=study).prefetch_related("option_names"))
     state = {"method_form": None, "framework_form": None, "confirm": None}
     if request.method == "POST":
@@ -162,7 +162,7 @@ def context(request, study, methods, frameworks, state):
         rows.append({"method": method, "landings": sorted(by_id[f].name for m, f in landed
                                                           if m == method.pk),
                      "names": [(by_id[f], sorted(n)) for f, n in
-                               sorted(names.items(), key=lambda pair: by_id[pair[0]].name)],
+                               sorted(names.items(), key=lambda pair: by_id[pair[0]].name.lower())],
                      "initial": names})
     editing = _editing(request, state, rows, frameworks)
     return {
