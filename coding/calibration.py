@@ -26,7 +26,7 @@ SUBMITTED, SKIPPED, ACTIVE, RELEASED = (
     Assignment.Status.RELEASED)
 # Items named in one request to add, and the pool picker's page.
 MAX_ITEMS_PER_CHANGE = 500
-PAGE = 50
+PAGE = 25
 # Why an item that someone started cannot change round, by the assignment's status.
 STARTED = {SUBMITTED: "coded by {n} coder{s}", ACTIVE: "held by {n} coder{s} right now",
            SKIPPED: "skipped by {n} coder{s}"}

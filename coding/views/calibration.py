@@ -40,7 +40,7 @@ def errors_of(error):
 @require_http_methods(["GET", "HEAD", "POST"])
 def calibration_page(request, slug):
     study = access_study(request.user, slug, roles=OWNERS)
-    threshold_form = ThresholdForm(initial={"percent": round(study.calibration_threshold * 100, 2)})
+    threshold_form = ThresholdForm(initial={"percent": f"{study.calibration_threshold * 100:g}"})
     errors = {}
     if request.method == "POST":
         action = request.POST.get("action", "")
@@ -151,6 +151,7 @@ def reference_page(request, slug, item_id):
         "errors": errors,
         "general_errors": [m for key, ms in errors.items()
                            if key not in {q.key for q in questions} for m in ms],
+        "question_errors": sum(1 for q in questions if q.errors),
     }, status=400 if errors else 200)
 
 

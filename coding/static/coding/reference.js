@@ -19,5 +19,7 @@
     applyConditions();
   });
   applyConditions();
-  keys.focusQuestion(0);
+  // After a refused save, start at the first question that needs attention.
+  const shown = Array.from(form.querySelectorAll(".q")).filter((q) => !q.hidden);
+  keys.focusQuestion(Math.max(0, shown.findIndex((q) => q.classList.contains("has-error"))));
 })();
