@@ -127,6 +127,7 @@ def test_no_page_or_endpoint_anywhere_leaks_to_coder_a(blind, people, client_for
     with GET and (where a coder may post) an empty POST; refusals included."""
     from coding.export.jobs import start_export
     from coding.models import Assignment, Framework
+    from tests import permission_rows
     from tests.test_permission_matrix import TABLE, fill
     from workbench.models import ApiToken
 
@@ -137,11 +138,12 @@ def test_no_page_or_endpoint_anywhere_leaks_to_coder_a(blind, people, client_for
     items = list(blind.items.order_by("pk"))
     client = client_for(people["cora"])
     checked = 0
+    base = {"slug": blind.slug, "codebook_id": blind.paper_codebook.pk, "number": 1,
+            "framework_id": framework.pk, "job_id": export.pk, "token_pk": token.pk}
+    base.update(permission_rows.values(base, blind, people))  # the setup areas' parameters
     for assignment in Assignment.objects.filter(item__study=blind, coder__username="cora"):
         for item in items:
-            world = {"slug": blind.slug, "pk": assignment.pk, "item_id": item.pk,
-                     "codebook_id": blind.paper_codebook.pk, "number": 1,
-                     "framework_id": framework.pk, "job_id": export.pk, "token_pk": token.pk}
+            world = {**base, "pk": assignment.pk, "item_id": item.pk}
             for route, methods in TABLE.items():
                 url = fill(route, world)
                 sent = [("GET", client.get(url, follow=True))]
