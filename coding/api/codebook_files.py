@@ -2,7 +2,8 @@
 
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (OpenApiParameter, OpenApiResponse, extend_schema,
+                                   extend_schema_field)
 from rest_framework import serializers, status
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -14,7 +15,7 @@ from ..access import access_study
 from ..codebook_files import (FORMATS, MAX_FILE_BYTES, BadFile, InvalidSpec, Parsed,
                               check_structure, import_codebook, import_file, load_json,
                               read_upload)
-from ..models import Role
+from ..models import Codebook, Role
 from ..views.codebook_files import access_version, file_response
 
 
@@ -64,13 +65,21 @@ class CodebookJSONParser(JSONParser):
             raise ParseError(f"JSON parse error - {error}") from None
 
 
-class ImportRequest(serializers.Serializer):
+@extend_schema_field({"type": "string", "enum": list(FORMATS)}, component_name="CodebookFileFormat")
+class FileFormatField(serializers.ChoiceField):
+    """json, yaml or qdc: a schema component of its own, apart from the export's formats."""
+
+    def __init__(self, **kwargs):
+        super().__init__(FORMATS, **kwargs)
+
+
+class CodebookImportRequest(serializers.Serializer):
     file = serializers.FileField(required=False, help_text=(
         "multipart: the file (.json, .yaml/.yml, .qdc); at most 1 MB"))
     document = serializers.JSONField(required=False, help_text=(
         'JSON body: the codebook object itself ({"format": "workbench-codebook", '
         '"format_version": 1, "name": …, "applies_to": …, "questions": […]}) instead of a file'))
-    format = serializers.ChoiceField(FORMATS, required=False, help_text=(
+    format = FileFormatField(required=False, help_text=(
         "the file's format; by default from its name, else from its first character"))
     codebook_id = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1,
                                            help_text=(
@@ -78,13 +87,13 @@ class ImportRequest(serializers.Serializer):
         "if a draft, is replaced); without it a new codebook is made, as draft v1"))
     name = serializers.CharField(required=False, allow_blank=True, max_length=200, help_text=(
         "the codebook's name instead of the file's (a .qdc has none: default its file name)"))
-    applies_to = serializers.ChoiceField(["paper", "thread"], required=False, help_text=(
+    applies_to = serializers.ChoiceField(Codebook.AppliesTo.choices, required=False, help_text=(
         "what a new codebook from a .qdc codes (default paper); JSON and YAML say it"))
     dry_run = serializers.BooleanField(required=False, default=False, help_text=(
         "check everything and answer what would be written, writing nothing"))
 
 
-class ImportResult(serializers.Serializer):
+class CodebookImportResult(serializers.Serializer):
     dry_run = serializers.BooleanField()
     codebook_id = serializers.IntegerField(allow_null=True, help_text="null on a dry run")
     codebook = serializers.CharField(help_text="its name")
@@ -94,16 +103,16 @@ class ImportResult(serializers.Serializer):
     replaced_draft = serializers.BooleanField()
     questions = serializers.IntegerField()
     options = serializers.IntegerField()
-    format = serializers.ChoiceField(FORMATS)
+    format = FileFormatField()
 
 
 class CodebookImport(APIView):
     parser_classes = [CodebookJSONParser, MultiPartParser, FormParser]
 
-    @extend_schema(request={"application/json": ImportRequest,
-                            "multipart/form-data": ImportRequest},
-                   responses={201: ImportResult, 200: OpenApiResponse(
-                       ImportResult, description="dry_run: what would have been written")})
+    @extend_schema(request={"application/json": CodebookImportRequest,
+                            "multipart/form-data": CodebookImportRequest},
+                   responses={201: CodebookImportResult, 200: OpenApiResponse(
+                       CodebookImportResult, description="dry_run: what would have been written")})
     def post(self, request, slug):
         """Import a codebook file (owners): a new codebook as draft v1, or a new draft version
         of `codebook_id`. A bad file writes nothing; the 400 names each problem by line or
@@ -111,7 +120,7 @@ class CodebookImport(APIView):
         study = access_study(request.user, slug, roles={Role.OWNER})
         if not isinstance(request.data, dict):
             raise ValidationError({"document": ["send a JSON object or a multipart form"]})
-        form = ImportRequest(data=request.data)
+        form = CodebookImportRequest(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
         if ("file" in data) == ("document" in data):
