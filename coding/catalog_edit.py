@@ -16,7 +16,7 @@ again from the names that are left.
 import re
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from ingest.sources.papers import ARXIV_ID
@@ -116,6 +116,17 @@ def _checked(checks):
     return values
 
 
+def _unique_write(write, what, field="name"):
+    """Run a write that a database unique constraint guards: a concurrent request that took
+    the same name first is a located error, not a server error."""
+    try:
+        with transaction.atomic():
+            return write()
+    except IntegrityError:
+        raise ValidationError({field: [f"another {what} of this name was just saved; "
+                                       f"reload and try again"]}) from None
+
+
 def _changes(obj, values):
     return {field: {"from": getattr(obj, field), "to": value}
             for field, value in values.items() if getattr(obj, field) != value}
@@ -168,14 +179,14 @@ def save_method(study, actor, data, method=None):
         if values["position"] is None:
             last = study.methods.aggregate(last=Max("position"))["last"]
             values["position"] = 0 if last is None else last + 1
-        method = Method.objects.create(study=study, **values)
+        method = _unique_write(lambda: Method.objects.create(study=study, **values), "method")
         audit.record(actor, study, "method.add", f"method {method.name}", **values)
         return method
     changes = _changes(method, values)
     if changes:
         for field, value in values.items():
             setattr(method, field, value)
-        method.save()
+        _unique_write(method.save, "method")
         audit.record(actor, study, "method.edit", f"method {method.name}", changes=changes)
     return method
 
@@ -214,9 +225,13 @@ def check_new_option_name(method, framework, name):
 @transaction.atomic
 def add_option_name(method, framework, name, actor):
     """Add an option name; the next scan of the framework searches it through the whole
-    history, whether or not the method has landed there already."""
+    history, whether or not the method has landed there already (and even if the name was
+    searched before for another method)."""
     name = check_new_option_name(method, framework, name)
-    option = OptionName.objects.create(method=method, framework=framework, name=name)
+    option = _unique_write(
+        lambda: OptionName.objects.create(method=method, framework=framework, name=name),
+        "option name", field="name")
+    _reopen_scan(framework, {name})  # another method may have had it searched already
     audit.record(actor, method.study, "option_name.add", f"{method.name} in {framework.name}",
                  name=name)
     return option
@@ -349,14 +364,15 @@ def save_framework(study, actor, data, framework=None):
     makes the next scan read that branch's whole history."""
     values = check_framework(study, data, framework)
     if framework is None:
-        framework = Framework.objects.create(study=study, **values)
+        framework = _unique_write(lambda: Framework.objects.create(study=study, **values),
+                                  "framework")
         audit.record(actor, study, "framework.add", f"framework {framework.name}", **values)
         return framework
     changes = _changes(framework, values)
     if changes:
         for field, value in values.items():
             setattr(framework, field, value)
-        framework.save()
+        _unique_write(framework.save, "framework")
         audit.record(actor, study, "framework.edit", f"framework {framework.name}",
                      changes=changes)
     return framework

@@ -52,9 +52,16 @@ class MethodForm(forms.Form):
     def names_fields(self):
         return [self[f"names_{f.pk}"] for f in self.frameworks]
 
+    def fields_sent(self):
+        """The method's fields this form was sent with (a field left out keeps its value)."""
+        return {name: self.cleaned_data[name] for name in MethodForm.base_fields
+                if name in self.data}
+
     def names_by_framework(self):
+        """{framework: [names]} for the frameworks whose field was sent; others stay as
+        they are."""
         return {f: [n for n in self.cleaned_data[f"names_{f.pk}"].split(",") if n.strip()]
-                for f in self.frameworks}
+                for f in self.frameworks if f"names_{f.pk}" in self.data}
 
     def add_errors(self, error):
         by_name = {f"option_names.{f.name}": f"names_{f.pk}" for f in self.frameworks}
@@ -105,7 +112,7 @@ def handle(request, study, methods, frameworks, state):
             state["method_form"], state["editing_method"] = form, method
             form.is_valid()
             saved = catalog_edit.save_method_and_names(
-                study, user, form.cleaned_data, form.names_by_framework(), method, confirm)
+                study, user, form.fields_sent(), form.names_by_framework(), method, confirm)
             return _done(request, study, f"{saved.name} {'saved' if method else 'added'}.",
                          "methods")
         if action == "remove-method":
@@ -116,7 +123,8 @@ def handle(request, study, methods, frameworks, state):
             form = FrameworkForm(data)
             state["framework_form"], state["editing_framework"] = form, framework
             form.is_valid()
-            saved = catalog_edit.save_framework(study, user, form.cleaned_data, framework)
+            sent = {name: value for name, value in form.cleaned_data.items() if name in data}
+            saved = catalog_edit.save_framework(study, user, sent, framework)
             return _done(request, study, f"{saved.name} {'saved' if framework else 'added'}.",
                          "frameworks")
         if action == "remove-framework":

@@ -281,6 +281,19 @@ def test_the_page_adds_and_edits_methods_with_their_option_names(alpha, catalog,
     assert 'value="use_cispo"' in page and "Save CISPO" in page
 
 
+def test_the_page_leaves_alone_what_it_was_not_sent(alpha, catalog, people, client_for):
+    clip = catalog["clip"]
+    Method.objects.filter(pk=clip.pk).update(source_arxiv_id="2503.14476")
+    response = client_for(people["olive"]).post(PAGE.format(alpha.slug), {
+        "action": "edit-method", "method_id": clip.pk, "name": "Clip-higher (DAPO)"})
+    assert response.status_code == 302
+    clip.refresh_from_db()
+    assert (clip.name, clip.first_public, clip.source_arxiv_id) == (
+        "Clip-higher (DAPO)", "2025-03-18", "2503.14476")
+    assert list(clip.option_names.values_list("name", flat=True)) == ["clip_ratio_high"]
+    assert Landing.objects.filter(method=clip).exists()
+
+
 # --- removals and landings ---------------------------------------------------------------
 
 def test_removing_a_method_with_landings_needs_confirmation(alpha, catalog, people, client_for):
@@ -395,6 +408,21 @@ def test_removing_the_name_a_landing_was_found_with_through_the_api(alpha, catal
     assert olive.delete(url + "?confirm=1").status_code == 204
     landings.scan_framework(toyrl, repo.path)  # the name left is searched again in full
     assert Landing.objects.get(method=clip).option_name == "clip_ratio_high"
+
+
+def test_a_name_searched_for_one_method_is_searched_again_for_another(alpha, catalog, repo,
+                                                                      people, client_for):
+    clip, toyrl = catalog["clip"], catalog["toyrl"]
+    catalog["landing"].delete()
+    OptionName.objects.create(method=clip, framework=toyrl, name="clip_high")
+    landings.scan_framework(toyrl, repo.path)
+    assert "clip_high" in FrameworkScan.objects.get(framework=toyrl).searched_names
+    response = client_for(people["olive"]).post(
+        api(alpha.slug, f"methods/{catalog['gspo'].pk}/option-names/"),
+        {"framework": toyrl.pk, "name": "clip_high"}, content_type="application/json")
+    assert response.status_code == 201
+    landings.scan_framework(toyrl, repo.path)
+    assert landed_on(catalog["gspo"], toyrl) == "2025-02-05"
 
 
 def test_the_framework_page_offers_the_scan_to_owners_only(alpha, catalog, people, client_for,
