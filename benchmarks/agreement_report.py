@@ -275,9 +275,12 @@ def build_study(items, seed):
     assignments = list(Assignment.objects.filter(item__study=study).order_by("pk")
                        .values_list("pk", flat=True))
     values = {}
-    copy_rows(Coding, ["assignment", "revision", "codebook_version", "phase", "values"],
+    coding_study = any(f.name == "study" for f in Coding._meta.concrete_fields)
+    copy_rows(Coding, ["assignment", "revision", "codebook_version", "phase", "values",
+                       *(["study"] if coding_study else [])],
               ((assignments[i], 1, version.pk, "independent",
-                json.dumps(values.setdefault((n, slot), coding_values(codes, n, slot))))
+                json.dumps(values.setdefault((n, slot), coding_values(codes, n, slot))),
+                *((study.pk,) if coding_study else ()))
                for i, (n, slot) in enumerate(plan)))
     n_decisions = 0
 

@@ -368,15 +368,22 @@ def build_study(size, password, rng):
         held = [(item, coder, values, content["abstract"])
                 for item, content, (who, answered, _) in zip(items, contents, plans)
                 for coder, values in zip(who, answered)]
+        seconds = [rng.randint(30, 400) for _ in held]
+        # Fields the models gained with issue 13 (the coding's study, the assignment's first
+        # seconds) are written when the tree has them, so the script measures older trees too.
+        first = ({"first_seconds_spent": s} if has_field(Assignment, "first_seconds_spent")
+                 else {} for s in seconds)
         assignments = copy_rows(Assignment, [
             {"item_id": item, "study_id": study.pk, "coder_id": coder.pk,
-             "status": Assignment.Status.SUBMITTED, "opened_at": now, "finished_at": now}
-            for item, coder, _, _ in held])
+             "status": Assignment.Status.SUBMITTED, "opened_at": now, "finished_at": now,
+             **extra}
+            for (item, coder, _, _), extra in zip(held, first)])
+        of_study = {"study_id": study.pk} if has_field(Coding, "study") else {}
         copy_rows(Coding, [
             {"assignment_id": a, "revision": 1, "codebook_version_id": version.pk,
              "phase": Coding.Phase.INDEPENDENT, "values": values,
-             "evidence": evidence(abstract, rng), "seconds_spent": rng.randint(30, 400)}
-            for a, (_, _, values, abstract) in zip(assignments, held)])
+             "evidence": evidence(abstract, rng), "seconds_spent": spent, **of_study}
+            for a, (_, _, values, abstract), spent in zip(assignments, held, seconds)])
         built.codings += len(assignments)
 
         decisions = []
@@ -412,6 +419,10 @@ def build_study(size, password, rng):
         copy_rows(Decision, decisions)
         built.decisions += len(decisions)
     return built
+
+
+def has_field(model, name):
+    return any(f.name == name for f in model._meta.concrete_fields)
 
 
 def copy_rows(model, rows):

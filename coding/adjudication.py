@@ -10,16 +10,15 @@ reliability uses, and a decision an adjudicator made is never replaced by an
 automatic one.
 """
 
-import base64
-import json
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Count, F, Max, OuterRef, Q, Subquery
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
+
+from workbench import paging
+from workbench.paging import make_token
 
 from .codebooks import check_answer, is_shown
 from .codings import independent_codings
@@ -363,41 +362,11 @@ def present(stored, order):
     return found
 
 
-def _token_value(row, field):
-    value = getattr(row, field.lstrip("-"))
-    return value.isoformat() if hasattr(value, "isoformat") else value
-
-
-def make_token(fields, row):
-    """The page token after this row: its values of the order's fields, as URL-safe text."""
-    raw = json.dumps([_token_value(row, f) for f in fields], separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
 def after_token(fields, token):
-    """Q for the rows after the token's row in the order of `fields` (keyset paging);
-    ValueError for a token that is not one."""
-    try:
-        values = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-    except (ValueError, UnicodeDecodeError) as error:
-        raise ValueError("not a page token") from error
-    if not isinstance(values, list) or len(values) != len(fields):
-        raise ValueError("not a page token")
-    parsed = []
-    for field, value in zip(fields, values):
-        name = field.lstrip("-")
-        if name == "last_coded":
-            value = parse_datetime(value) if isinstance(value, str) else None
-        if value is None or isinstance(value, bool) or not isinstance(value, int | datetime):
-            raise ValueError("not a page token")
-        parsed.append((name, field.startswith("-"), value))
-    after = Q(pk__in=[])
-    for n, (name, descending, value) in enumerate(parsed):
-        step = Q(**{f"{name}__{'lt' if descending else 'gt'}": value})
-        for earlier, _, earlier_value in parsed[:n]:
-            step &= Q(**{earlier: earlier_value})
-        after |= step
-    return after
+    """Q for the stored rows after the token's row in the order of `fields` (keyset
+    paging, as every keyset-paged list: workbench.paging); ValueError for a token that
+    is not one."""
+    return paging.after_token(fields, token, StoredDisagreement)
 
 
 # --- what coders may see after the fact -----------------------------------------------

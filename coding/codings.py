@@ -63,6 +63,8 @@ def record_coding(assignment, values, *, version=None, notes="", evidence=(),
     Assignment.objects.filter(pk=assignment.pk).update(
         status=Assignment.Status.SUBMITTED, finished_at=timezone.now(), leased_until=None,
         draft=None, draft_saved_at=None,
+        # The queue page's time statistics read the first revision's seconds from here.
+        **({"first_seconds_spent": seconds_spent} if coding.revision == 1 else {}),
     )
     assignment.status = Assignment.Status.SUBMITTED
     # In this transaction: the item's automatic decisions and stored disagreements change

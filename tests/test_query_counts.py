@@ -115,6 +115,11 @@ def build_study(size, coders=CODERS):
             codings.append(Coding(assignment=a, revision=2, codebook_version=version,
                                   seconds_spent=10 + n % 40, values=values, notes="Revised."))
     Coding.objects.bulk_create(codings)
+    # As record_coding keeps it: the first revision's seconds, on the assignment.
+    for a in assignments:
+        a.first_seconds_spent = next((c.seconds_spent for c in codings
+                                      if c.assignment_id == a.pk and c.revision == 1), None)
+    Assignment.objects.bulk_update(assignments, ["first_seconds_spent"])
     Decision.objects.bulk_create([
         Decision(item=item, question_key=key, revision=1, value=value,
                  method=Decision.Method.ADJUDICATED if n % 2 else Decision.Method.UNANIMOUS,

@@ -19,7 +19,7 @@ def _can_see_all_codings(study, user):
 class AssignmentQuerySet(models.QuerySet):
     def visible_to(self, user, study):
         """Owners and adjudicators see every assignment; a coder only their own."""
-        rows = self.filter(item__study=study)
+        rows = self.filter(study=study)
         if _can_see_all_codings(study, user):
             return rows
         if Role.CODER in study.roles_of(user):
@@ -51,6 +51,10 @@ class Assignment(models.Model):
     # When the coder last opened the item: the start of the time spent on it.
     opened_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The seconds its first submitted revision spent, copied from that coding in the
+    # transaction that records it (coding.codings.record_coding): the queue page's
+    # median times per coder read assignments alone, not every coding (issue 13).
+    first_seconds_spent = models.PositiveIntegerField(null=True, blank=True)
 
     objects = AssignmentQuerySet.as_manager()
 
@@ -69,6 +73,12 @@ class Assignment(models.Model):
             # only active assignments (a few per coder) are in this index.
             models.Index(fields=["leased_until"], condition=models.Q(status="active"),
                          name="assignment_active_lease"),
+            # coding.queue.coder_work: a study's assignments grouped by coder, status and
+            # first seconds, read from the index alone.
+            models.Index(fields=["study", "coder", "status", "first_seconds_spent"],
+                         name="assignment_work"),
+            # The assignments API: a study's assignments by id, paged by keyset.
+            models.Index(fields=["study", "id"], name="assignment_study_order"),
         ]
 
     def __str__(self):
@@ -83,7 +93,7 @@ class Assignment(models.Model):
 class CodingQuerySet(models.QuerySet):
     def visible_to(self, user, study):
         """Owners and adjudicators see every coding; a coder only their own (rule 1)."""
-        rows = self.filter(assignment__item__study=study)
+        rows = self.filter(study=study)
         if _can_see_all_codings(study, user):
             return rows
         if Role.CODER in study.roles_of(user):
@@ -92,6 +102,19 @@ class CodingQuerySet(models.QuerySet):
 
     def independent(self):
         return self.filter(phase=Coding.Phase.INDEPENDENT)
+
+    def bulk_create(self, objs, *args, **kwargs):
+        """As QuerySet.bulk_create, with each coding's study filled from its assignment
+        (one query for all), as save() does."""
+        objs = list(objs)
+        missing = {o.assignment_id for o in objs if o.study_id is None}
+        if missing:
+            studies = dict(Assignment.objects.filter(pk__in=missing)
+                           .values_list("pk", "study_id"))
+            for o in objs:
+                if o.study_id is None:
+                    o.study_id = studies.get(o.assignment_id)
+        return super().bulk_create(objs, *args, **kwargs)
 
 
 class Coding(models.Model):
@@ -109,6 +132,11 @@ class Coding(models.Model):
         INFORMED = "informed"  # after its author could see a decision or feedback (rule 8)
 
     assignment = models.ForeignKey(Assignment, related_name="codings", on_delete=models.PROTECT)
+    # The assignment's study, copied here (set on save and bulk_create) so a study's
+    # codings are one index range: the codings page and API page through them newest or
+    # oldest first without walking other studies' codings (issue 13).
+    study = models.ForeignKey("coding.Study", related_name="+", on_delete=models.PROTECT,
+                              db_index=False)  # coding_study_order serves its lookups
     revision = models.PositiveIntegerField()
     codebook_version = models.ForeignKey(
         CodebookVersion, related_name="codings", on_delete=models.PROTECT
@@ -132,6 +160,10 @@ class Coding(models.Model):
                 fields=["assignment", "revision"], name="coding_revision_number"
             )
         ]
+        indexes = [
+            # The codings page and API: a study's codings by id, paged by keyset.
+            models.Index(fields=["study", "id"], name="coding_study_order"),
+        ]
 
     def __str__(self):
         return f"{self.assignment} r{self.revision}"
@@ -139,6 +171,8 @@ class Coding(models.Model):
     def save(self, *args, **kwargs):
         if self.pk is not None:
             raise ValueError("a coding revision is never changed; submit a new revision")
+        if self.study_id is None and self.assignment_id is not None:
+            self.study_id = self.assignment.study_id
         super().save(*args, **kwargs)
 
 
