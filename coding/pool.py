@@ -111,8 +111,9 @@ class PoolAdder:
     the same documents again. Coded items keep their snapshot; an uncoded item moves to
     the document's newest content."""
 
-    def __init__(self, study):
+    def __init__(self, study, round=Item.Round.MAIN):
         self.study = study
+        self.round = round  # the round new items join: main, or calibration
         self.codebooks = {c.applies_to: c for c in study.codebooks.order_by("-pk")}
         self.counts = {"added_to_pool": 0, "already_in_pool": 0, "refreshed": 0,
                        "no_codebook": 0}
@@ -134,7 +135,7 @@ class PoolAdder:
         snapshots = self._snapshots(wanted)
         Item.objects.bulk_create([
             Item(study=self.study, document=d, snapshot=snapshots[d.pk],
-                 codebook=self.codebooks[d.kind], **new_item_fields(self.study, d))
+                 codebook=self.codebooks[d.kind], **new_item_fields(self.study, d, self.round))
             for d in wanted], ignore_conflicts=True)
         self.counts["added_to_pool"] += len(wanted)
 
@@ -159,10 +160,13 @@ class PoolAdder:
                 self.counts["refreshed"] += 1
 
 
-def import_into_study(study, params, screening, *, job=None, report=None):
+def import_into_study(study, params, screening, *, round=Item.Round.MAIN, job=None,
+                      report=None):
     """Run one import into the study's pool and record its screening counts."""
-    adder = PoolAdder(study)
-    run = ImportRun.objects.create(study=study, job=job, params=params,
+    # New documents join `round`; those already in the pool keep theirs.
+    adder = PoolAdder(study, round)
+    kept = params if round == Item.Round.MAIN else {**params, "round": round}
+    run = ImportRun.objects.create(study=study, job=job, params=kept,
                                    screening=screening.to_dict())
 
     def progress(counts):
@@ -191,7 +195,8 @@ def run_import_job(job, report):
 
     study = Study.objects.get(pk=job.params["study"])
     counts = import_into_study(study, job.params["source"],
-                               Screening.from_dict(job.params.get("screening")), job=job,
+                               Screening.from_dict(job.params.get("screening")),
+                               round=job.params.get("round", Item.Round.MAIN), job=job,
                                report=report)
     return {"counts": flat_counts(counts)}
 

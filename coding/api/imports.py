@@ -20,7 +20,7 @@ from workbench.parsers import StrictJSONParser
 from .. import pool
 from ..access import access_study
 from ..codings import check_storable
-from ..models import Role
+from ..models import Item, Role
 from ..views.imports import in_import_folder, save_upload, start_import
 
 
@@ -31,6 +31,10 @@ class ImportRequest(serializers.Serializer):
     screening = serializers.JSONField(required=False, default=dict, help_text=
                                       "date_from, date_to, categories (list), query, regex")
     file = serializers.FileField(required=False)
+    round = serializers.ChoiceField(choices=Item.Round.values, default=Item.Round.MAIN,
+                                    help_text="The round new documents join: main, or "
+                                    "calibration (coded by every coder first); documents "
+                                    "already in the pool keep theirs.")
 
 
 class ImportStart(APIView):
@@ -66,7 +70,8 @@ class ImportStart(APIView):
             except ValueError as error:
                 raise ValidationError({"source": {"path": str(error)}}) from None
         try:
-            job = start_import(study, request.user, source, screening)
+            job = start_import(study, request.user, source, screening,
+                               data.validated_data["round"])
         except ValueError as error:
             if upload:  # nothing will read it
                 shutil.rmtree(upload.parent, ignore_errors=True)

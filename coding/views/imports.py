@@ -16,7 +16,7 @@ from workbench import jobs
 
 from .. import pool
 from ..access import access_study
-from ..models import Role
+from ..models import Item, Role
 
 FORMAT_LABELS = {
     "arxiv_snapshot_file": "arXiv metadata snapshot (JSON Lines, .gz allowed)",
@@ -34,6 +34,12 @@ UPLOADS = Path(settings.VAR_DIR) / "uploads"
 
 class ImportForm(forms.Form):
     format = forms.ChoiceField(choices=[(f, FORMAT_LABELS[f]) for f in FILE_FORMATS + LIVE_FORMATS])
+    round = forms.ChoiceField(
+        label="Add new documents to", initial=Item.Round.MAIN, required=False, choices=[
+            (Item.Round.MAIN, "the main round"),
+            (Item.Round.CALIBRATION, "calibration: every coder codes them first, against your "
+                                     "reference answers")],
+        help_text="Documents already in the pool keep their round.")
     file = forms.FileField(required=False, help_text="For the file formats.")
     mapping = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
                               help_text='CSV / JSON Lines: JSON mapping of fields to columns, '
@@ -136,24 +142,25 @@ def save_upload(study, upload):
     return target
 
 
-def start_import(study, user, source, screening):
+def start_import(study, user, source, screening, round=Item.Round.MAIN):
     check_params(source)
     return jobs.enqueue("import_to_study", {
         "study": study.pk, "study_slug": study.slug, "source": source,
-        "screening": screening.to_dict()}, user=user)
+        "screening": screening.to_dict(), "round": round}, user=user)
 
 
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def import_page(request, slug):
     study = access_study(request.user, slug, roles={Role.OWNER})
-    form = ImportForm(request.POST or None, request.FILES or None)
+    form = ImportForm(request.POST or None, request.FILES or None,
+                      initial={"round": request.GET.get("round", Item.Round.MAIN)})
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data.get("file")
         path = save_upload(study, upload) if upload else None
         try:
             job = start_import(study, request.user, source_params(form.cleaned_data, path),
-                               form.screening)
+                               form.screening, form.cleaned_data["round"] or Item.Round.MAIN)
         except ValueError as error:
             form.add_error(None, str(error))
         else:

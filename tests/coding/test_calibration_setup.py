@@ -460,3 +460,45 @@ def test_the_command_sets_calibration_up_and_prints_who_passed(alpha, people, tm
     with pytest.raises(CommandError, match="not a calibration item"):
         call_command("calibration", alpha.slug, "--reference", alpha.papers[0].document.key,
                      str(reference))
+
+
+# --- importing straight into calibration ---------------------------------------------------
+
+def test_an_import_can_put_new_documents_straight_into_calibration(
+        alpha, people, client_for, tmp_path, settings, django_capture_on_commit_callbacks):
+    from tests.coding.test_pool import PAPERS, snapshot_line
+
+    settings.IMPORT_DIR = tmp_path
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text("\n".join(snapshot_line(*row) for row in PAPERS[:2]) + "\n")
+    olive = client_for(people["olive"])
+    calibration_page = olive.get(f"/studies/{alpha.slug}/calibration/").content.decode()
+    assert f'href="/studies/{alpha.slug}/import/?round=calibration"' in calibration_page
+    form = olive.get(f"/studies/{alpha.slug}/import/?round=calibration").content.decode()
+    assert '<option value="calibration" selected>' in form
+    with open(papers, "rb") as upload, django_capture_on_commit_callbacks(execute=True):
+        page = olive.post(f"/studies/{alpha.slug}/import/", {
+            "format": "arxiv_snapshot_file", "file": upload, "round": "calibration"})
+    assert page.status_code == 302
+    assert set(Item.objects.filter(study=alpha, round="calibration").values_list(
+        "document__key", flat=True)) == {"2599.10001", "2599.10002"}
+    assert set(Item.objects.filter(round="calibration").values_list("target", flat=True)) == {0}
+
+    # Over the API too; documents already in the pool keep their round.
+    more = tmp_path / "more.jsonl"
+    more.write_text("\n".join(snapshot_line(*row) for row in PAPERS[1:]) + "\n")
+    with django_capture_on_commit_callbacks(execute=True):
+        started = send(api(people["olive"]), "post", f"/api/studies/{alpha.slug}/imports/", {
+            "source": {"format": "arxiv_snapshot_file", "path": str(more)}, "round": "calibration"})
+    assert started.status_code == 202
+    assert Item.objects.filter(study=alpha, round="calibration").count() == 4
+    refused = send(api(people["olive"]), "post", f"/api/studies/{alpha.slug}/imports/", {
+        "source": {"format": "arxiv_snapshot_file", "path": str(more)}, "round": "warmup"})
+    assert refused.status_code == 400 and "round" in refused.json()
+    # The command as well.
+    last = tmp_path / "last.jsonl"
+    last.write_text(snapshot_line("2599.10009", "One More Paper", "Policy.", "cs.LG",
+                                  "Mon, 03 Feb 2025 10:00:00 GMT") + "\n")
+    call_command("import_to_study", alpha.slug, "--format", "arxiv_snapshot_file", "--path",
+                 str(last), "--round", "calibration")
+    assert Item.objects.get(document__key="2599.10009").round == "calibration"

@@ -25,6 +25,8 @@ class Command(BaseCommand):
         parser.add_argument("--query", default="")
         parser.add_argument("--regex", action="store_true")
         parser.add_argument("--strict", action="store_true")
+        parser.add_argument("--round", choices=["main", "calibration"], default="main",
+                            help="the round new documents join (default main)")
 
     def handle(self, *args, **options):
         study = study_or_error(options["study"])
@@ -38,7 +40,7 @@ class Command(BaseCommand):
                 "date_from": options["date_from"], "date_to": options["date_to"],
                 "categories": options["categories"], "query": options["query"],
                 "regex": options["regex"]})
-            counts = pool.import_into_study(study, source, screening)
+            counts = pool.import_into_study(study, source, screening, round=options["round"])
         except ValueError as error:
             raise CommandError(str(error)) from error
         for name, value in pool.flat_counts(counts).items():
