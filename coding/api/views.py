@@ -88,13 +88,15 @@ class ItemList(StudyScopedList):
 
 
 class AssignmentList(StudyScopedList):
-    """Assignments: your own as a coder; all of them as owner or adjudicator."""
+    """Assignments: your own as a coder; all of them as owner or adjudicator. Paged by
+    keyset (follow `next`) in id order; ?offset= still works."""
 
     serializer_class = AssignmentSerializer
     queryset = Assignment.objects.none()
     needs_roles = {Role.CODER, *CAN_SEE_ALL_CODINGS}
     filterset_class = filters.AssignmentFilter
     ordering_fields = ["id", "created_at", "finished_at"]
+    keyset_fields = ["created_at"]  # finished_at may be empty: that order pages by offset
 
     def get_queryset(self):
         return (Assignment.objects.visible_to(self.request.user, self.study())
@@ -102,13 +104,16 @@ class AssignmentList(StudyScopedList):
 
 
 class CodingList(StudyScopedList):
-    """Submitted coding revisions: your own as a coder; all as owner or adjudicator."""
+    """Submitted coding revisions: your own as a coder; all as owner or adjudicator.
+    Paged by keyset (follow `next`: every page costs what the first does) in id order,
+    which is the order they were submitted in; ?offset= still works."""
 
     serializer_class = CodingSerializer
     queryset = Coding.objects.none()
     needs_roles = {Role.CODER, *CAN_SEE_ALL_CODINGS}
     filterset_class = filters.CodingFilter
     ordering_fields = ["id", "submitted_at"]
+    keyset_fields = ["submitted_at"]
 
     def get_queryset(self):
         return (Coding.objects.visible_to(self.request.user, self.study())
