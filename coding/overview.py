@@ -73,6 +73,8 @@ ACTIONS = [
      "Blind coding, keyboard first. Press ? on the page for the keys."),
     ("Import", "import", {Role.OWNER}, "Fill the pool from arXiv or GitHub, with screening."),
     ("Queue", "queue", {Role.OWNER}, "Progress per coder and round; the reliability sample."),
+    ("Calibration", "calibration", {Role.OWNER},
+     "Calibration items, your reference answers, the pass threshold, who passed."),
     ("Review disagreements", "review-queue", {Role.ADJUDICATOR, Role.OWNER},
      "Compare the codings side by side and decide the final values."),
     ("Agreement", "agreement", SEES_AGREEMENT,
