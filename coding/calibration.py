@@ -239,7 +239,10 @@ def remove_item(study, item, actor):
 def set_reference(item, values, actor):
     """Store the item's reference answers: complete and valid for the current version of
     its codebook (coding.codebooks.check_values), or ValidationError keyed by question."""
-    if item.round != CALIBRATION:
+    # Under the item's lock, so an item moved back to the main round meanwhile is refused.
+    locked = (Item.objects.select_for_update(of=("self",)).filter(pk=item.pk)
+              .values("round", "deleted_at", "reference_values").first())
+    if not locked or locked["round"] != CALIBRATION or locked["deleted_at"] is not None:
         raise ValidationError({"item": "only a calibration item has reference answers"})
     version = item.codebook.current_version()
     if version is None:
@@ -248,8 +251,7 @@ def set_reference(item, values, actor):
     if not cleaned:
         raise ValidationError({"values": "answer at least one question: an empty reference "
                                          "compares nothing"})
-    before = Item.objects.select_for_update(of=("self",)).values_list(
-        "reference_values", flat=True).get(pk=item.pk)
+    before = locked["reference_values"]
     Item.objects.filter(pk=item.pk).update(reference_values=cleaned)
     item.reference_values = cleaned
     record(actor, item.study, "calibration.reference", item.document.key,

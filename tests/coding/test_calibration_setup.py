@@ -8,6 +8,7 @@ text answer that must never reach anyone but the owner."""
 import json
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
@@ -138,6 +139,32 @@ def test_an_item_someone_coded_held_or_skipped_is_refused_with_the_reason(alpha,
     # All or nothing: the uncoded item named with them did not move either.
     assert set(Item.objects.filter(study=alpha).values_list("round", flat=True)) == {"main"}
     assert not AuditEntry.objects.filter(action="calibration.add").exists()
+
+
+def test_another_studys_items_cannot_be_named(calibrated, beta, people, client_for):
+    theirs = factories.paper_item(beta, factories.codebook(beta), 77)
+    olive = api(people["olive"])
+    base = f"/api/studies/{calibrated.slug}/calibration/items/"
+    refused = send(olive, "post", base, {"items": [theirs.pk]})
+    assert refused.status_code == 400 and refused.json() == {
+        str(theirs.pk): ["no such item in this study's pool"]}
+    assert olive.delete(f"{base}{theirs.pk}/").status_code == 404
+    assert send(olive, "put", f"{base}{theirs.pk}/reference/",
+                {"values": REFERENCE}).status_code == 404
+    page = client_for(people["olive"]).post(f"/studies/{calibrated.slug}/calibration/",
+                                            {"action": "remove", "item": theirs.pk})
+    assert page.status_code == 404
+    theirs.refresh_from_db()
+    assert (theirs.round, theirs.reference_values) == ("main", None)
+
+
+def test_a_reference_for_an_item_moved_back_meanwhile_is_refused(calibrated, people):
+    item = calibrated.calibration_item  # read before …
+    calibration.remove_item(calibrated, item, people["olive"])  # … another request moves it
+    with pytest.raises(ValidationError, match="only a calibration item"):
+        calibration.set_reference(item, REFERENCE, people["olive"])
+    item.refresh_from_db()
+    assert item.reference_values is None
 
 
 def test_a_lapsed_lease_does_not_tie_an_item_to_its_round(alpha, people):
