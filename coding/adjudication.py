@@ -189,29 +189,39 @@ def _store(item, rows):
         StoredDisagreement.objects.bulk_create(rows)
 
 
-@transaction.atomic
-def rebuild_disagreements(study, batch=500):
+def rebuild_disagreements(study, batch=500, progress=None):
     """Recompute the study's stored disagreements from codings and decisions; returns how
-    many rows it holds. What `manage.py rebuild_disagreements` runs."""
-    StoredDisagreement.objects.filter(study=study).delete()
-    complete = (complete_items(study).filter(submitted__gt=1).select_related("codebook")
-                .order_by("pk"))
+    many rows it holds. What `manage.py rebuild_disagreements` and the job an overlap
+    change starts (coding.jobs) run.
+
+    The study's items in batches, each in a transaction of its own that first locks its
+    items, as settle_locked does: a coding recorded meanwhile waits for its item's batch
+    or comes after it, so every item's rows are right once its batch commits, and coders
+    go on working while a large study is rebuilt. `progress(done, total)` after each
+    batch, in items."""
+    ids = list(Item.objects.filter(study=study).order_by("pk").values_list("pk", flat=True))
     questions, made = {}, 0
-    ids = list(complete.values_list("pk", flat=True))
     for start in range(0, len(ids), batch):
-        items = list(Item.objects.filter(pk__in=ids[start:start + batch])
-                     .select_related("codebook", "study").order_by("pk"))
-        codings, by_item = gather(items), {}
-        for (pk, key), decision in current_decisions(items).items():
-            by_item.setdefault(pk, {})[key] = decision
-        rows = []
-        for item in items:
-            if item.codebook_id not in questions:
-                questions[item.codebook_id] = questions_of(item)
-            rows += stored_rows(item, codings[item.pk], questions[item.codebook_id],
-                                by_item.get(item.pk, {}))
-        StoredDisagreement.objects.bulk_create(rows, batch_size=1000)
+        chunk = ids[start:start + batch]
+        with transaction.atomic():
+            list(Item.objects.select_for_update(of=("self",)).filter(pk__in=chunk)
+                 .order_by("pk").values_list("pk", flat=True))
+            StoredDisagreement.objects.filter(study=study, item_id__in=chunk).delete()
+            items = list(complete_items(study).filter(pk__in=chunk, submitted__gt=1)
+                         .select_related("codebook", "study").order_by("pk"))
+            codings, by_item = gather(items), {}
+            for (pk, key), decision in current_decisions(items).items():
+                by_item.setdefault(pk, {})[key] = decision
+            rows = []
+            for item in items:
+                if item.codebook_id not in questions:
+                    questions[item.codebook_id] = questions_of(item)
+                rows += stored_rows(item, codings[item.pk], questions[item.codebook_id],
+                                    by_item.get(item.pk, {}))
+            StoredDisagreement.objects.bulk_create(rows, batch_size=1000)
         made += len(rows)
+        if progress:
+            progress(start + len(chunk), len(ids))
     return made
 
 

@@ -17,3 +17,16 @@ def run_agreement(job, report):
 
     study = Study.objects.get(pk=job.params["study"])
     return take_snapshot(study, force=job.params.get("force", False), progress=report)
+
+
+@job_handler("rebuild_disagreements")
+def run_rebuild_disagreements(job, report):
+    """After an overlap change (coding.queue.sync_targets): the study's stored
+    disagreements, rebuilt batch by batch while coders go on working."""
+    from .adjudication import rebuild_disagreements
+    from .models import Study
+
+    study = Study.objects.get(pk=job.params["study"])
+    rows = rebuild_disagreements(study, progress=lambda done, total: report(
+        done, total, f"{done:,} of {total:,} items"))
+    return {"study": study.slug, "disagreements": rows}

@@ -21,6 +21,9 @@ from django.db.models import (
 )
 from django.utils import timezone
 
+from workbench import jobs
+from workbench.models import Job
+
 from .models import Assignment, Coding, Item, Membership, Role
 
 ACTIVE, SUBMITTED, SKIPPED, RELEASED = (
@@ -244,18 +247,33 @@ def calibration_passed(study, coder):
 
 # --- reliability sample -------------------------------------------------------
 
-def sync_targets(study):
-    """After an overlap change: items in the reliability sample want `overlap` coders."""
+REBUILD = "rebuild_disagreements"  # the job kind (coding.jobs)
+
+
+def sync_targets(study, user=None):
+    """After an overlap change: items in the reliability sample want `overlap` coders.
+
+    Which items are complete changed with their targets, and so did their stored
+    disagreements: they are rebuilt by a job (coding.jobs, started once this transaction
+    commits; `user` follows its progress), not in the request, since at 100,000 items
+    that takes minutes. Until it is done `rebuilding(study)` says so, and the review list
+    and the queue page show it."""
     changed = Item.objects.filter(study=study, round=MAIN, in_reliability_sample=True).exclude(
         target=study.overlap).update(target=study.overlap)
     changed += Item.objects.filter(study=study, round=MAIN, in_reliability_sample=False).exclude(
         target=1).update(target=1)
-    if changed:
-        # Which items are complete changed with their targets: so did their disagreements.
-        from .adjudication import rebuild_disagreements  # adjudication builds on this module
-
-        rebuild_disagreements(study)
+    if changed and not rebuilding(study, status=(Job.Status.QUEUED,)):
+        # A rebuild still queued will read the new targets; a running one may have passed
+        # items whose target changed now, so another one follows it.
+        jobs.enqueue(REBUILD, {"study": study.pk}, user=user)
     return changed
+
+
+def rebuilding(study, status=(Job.Status.QUEUED, Job.Status.RUNNING)):
+    """The newest queued or running job rebuilding the study's stored disagreements, or
+    None. One query on the small set of unfinished jobs."""
+    return (Job.objects.filter(kind=REBUILD, status__in=status, params__study=study.pk)
+            .order_by("-pk").first())
 
 
 def stratum(item, field):
@@ -266,7 +284,8 @@ def stratum(item, field):
 
 
 @transaction.atomic
-def draw_reliability_sample(study, *, share=None, count=None, stratify_by="", seed=None):
+def draw_reliability_sample(study, *, share=None, count=None, stratify_by="", seed=None,
+                            user=None):
     """Choose which main-round items get `overlap` coders; the rest get one.
 
     Drawn at random from `seed` (recorded on the study), in proportion to each
@@ -291,7 +310,7 @@ def draw_reliability_sample(study, *, share=None, count=None, stratify_by="", se
         "size": len(chosen), "pool": len(items), "drawn_at": timezone.now().isoformat(),
     }
     study.save(update_fields=["reliability_sample"])
-    sync_targets(study)
+    sync_targets(study, user)
     return chosen
 
 

@@ -98,7 +98,7 @@ _handlers = {}
 # How a job's kind is named to people (the job list, a failure's message).
 KIND_LABELS = {"ingest": "Ingest", "import_to_study": "Import into a study", "export": "Export",
                "agreement": "Agreement report", "scan_framework": "History scan",
-               "load_demo": "Demo study"}
+               "load_demo": "Demo study", "rebuild_disagreements": "Disagreements rebuild"}
 
 
 class JobError(Exception):

@@ -31,9 +31,11 @@ from rest_framework.utils.urls import remove_query_param, replace_query_param
 COUNT_LIMIT = 10_000
 
 
-def bounded_count(queryset, bound=COUNT_LIMIT):
+def bounded_count(queryset, bound=None):
     """(count, exact): COUNT(*) over at most bound + 1 rows (SELECT COUNT(*) FROM (…
-    LIMIT bound + 1)); past `bound` the count is `bound` + 1 and not exact."""
+    LIMIT bound + 1)); past `bound` (COUNT_LIMIT unless given) the count is `bound` + 1
+    and not exact."""
+    bound = COUNT_LIMIT if bound is None else bound
     if not queryset.query.distinct_fields:
         queryset = queryset.order_by()
     counted = queryset[:bound + 1].count()

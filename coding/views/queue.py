@@ -34,7 +34,7 @@ def queue_page(request, slug):
     form = SampleForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            chosen = queue.draw_reliability_sample(study, **form.cleaned_data)
+            chosen = queue.draw_reliability_sample(study, **form.cleaned_data, user=request.user)
         except ValueError as error:
             form.add_error(None, str(error))
         else:
@@ -42,4 +42,5 @@ def queue_page(request, slug):
             return redirect("queue", slug=slug)
     return render(request, "coding/queue.html", {
         "study": study, "summary": queue.queue_summary(study), "form": form,
+        "rebuilding": queue.rebuilding(study),
     })

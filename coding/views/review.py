@@ -16,6 +16,7 @@ from ..access import access_study
 from ..blinding import coder_view, view_for
 from ..codebooks import parse_form_answers
 from ..models import Role
+from ..queue import rebuilding
 
 REVIEWERS = {Role.ADJUDICATOR, Role.OWNER}
 FILTERS = ("question", "coders", "category", "status", "order")
@@ -56,6 +57,7 @@ def review_queue(request, slug):
         "orders": adjudication.ORDERS, "question_choices": question_choices(study),
         "statuses": ("open", "decided", "all"),
         "query": request.GET.urlencode(),
+        "rebuilding": rebuilding(study),  # after an overlap change (coding.queue.sync_targets)
     })
 
 

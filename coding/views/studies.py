@@ -101,6 +101,8 @@ def coding_list(request, slug):
     return render(request, "coding/coding_list.html", {
         "study": study, "codings": page[:CODINGS_PER_PAGE], "first_page": not after,
         "count": count, "count_exact": count_exact,
+        # Counting stopped after the limit: "More than 10,000".
+        "count_shown": f"{count if count_exact else count - 1:,}",
         "next_token": make_token(CODINGS_ORDER, page[CODINGS_PER_PAGE - 1]) if more else "",
         "sees_all": bool(study.my_roles & CAN_SEE_ALL_CODINGS),
     })

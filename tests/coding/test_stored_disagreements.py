@@ -192,15 +192,20 @@ def test_deciding_on_the_review_page_opens_the_next_open_item(split, people, cli
     assert following != first.pk and following in open_items
 
 
-def test_raising_the_overlap_takes_incomplete_items_off_the_review_list(split):
+def test_raising_the_overlap_takes_incomplete_items_off_the_review_list(
+        split, django_capture_on_commit_callbacks):
     assert adjudication.disagreements(split)
     split.overlap = 3
     split.save()
-    queue.sync_targets(split)  # what the settings page and the API do after a change
+    # What the settings page and the API do after a change; the rebuild is a job that
+    # starts once the change commits.
+    with django_capture_on_commit_callbacks(execute=True):
+        queue.sync_targets(split)
     assert adjudication.disagreements(split) == []
     split.overlap = 2
     split.save()
-    queue.sync_targets(split)
+    with django_capture_on_commit_callbacks(execute=True):
+        queue.sync_targets(split)
     assert len(adjudication.disagreements(split)) == 15
 
 
