@@ -98,7 +98,7 @@ def save_spec(version, actor, spec):
     version.codebook.refresh_from_db()
     changes = diff(before, spec)
     audit.record(actor, version.codebook.study, "codebook.edit", str(version),
-                 changes=summary_line(changes), questions=len(spec["questions"]))
+                 changes=summary_line(changes), questions=len(spec.get("questions") or []))
     return version
 
 

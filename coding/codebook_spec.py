@@ -320,7 +320,7 @@ def normalized(spec):
                                                         "counter_examples", "shortcut")},
                 "exclusive": o.get("exclusive", False),
             } for o in q.get("options") or []],
-        } for q in spec["questions"]],
+        } for q in spec.get("questions") or []],
     }
 
 

@@ -19,7 +19,7 @@ from ..codebook_editing import (
     start_draft, version_diff,
 )
 from ..codebook_spec import InvalidSpec, spec_of
-from ..models import Codebook, Role
+from ..models import Codebook, Question, Role
 
 
 # --- the spec, for the schema (the checking is coding.codebook_spec's) -------------------
@@ -49,11 +49,10 @@ ConditionSpec._declared_fields["in"] = serializers.ListField(
 class QuestionSpec(serializers.Serializer):
     key = serializers.CharField(help_text="Lower-case letters, digits and _; unique.")
     text = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["single", "multiple", "yes_no", "number", "text"])
+    kind = serializers.ChoiceField(choices=Question.Kind.choices)
     definition = serializers.CharField(required=False, allow_blank=True)
     required = serializers.BooleanField(required=False, default=True)
-    level = serializers.ChoiceField(choices=["nominal", "ordinal", "interval", "ratio"],
-                                    required=False)
+    level = serializers.ChoiceField(choices=Question.Level.choices, required=False)
     unit = serializers.CharField(required=False, allow_blank=True)
     show_if = ConditionSpec(required=False, allow_null=True)
     min_value = serializers.FloatField(required=False, allow_null=True)
@@ -65,7 +64,7 @@ class QuestionSpec(serializers.Serializer):
 
 class CodebookSpec(serializers.Serializer):
     name = serializers.CharField()
-    applies_to = serializers.ChoiceField(choices=["paper", "thread"])
+    applies_to = serializers.ChoiceField(choices=Codebook.AppliesTo.choices)
     description = serializers.CharField(required=False, allow_blank=True)
     questions = QuestionSpec(many=True)
 

@@ -578,3 +578,26 @@ def test_editor_pages_do_not_query_more_with_more_items(alpha, codebook, draft, 
     for n in range(3, 40):
         factories.paper_item(alpha, codebook, n)
     assert [queries(client, page) for page in pages] == small
+
+
+def test_a_spec_without_questions_empties_the_draft_and_a_form_body_is_read_too(
+        alpha, codebook, draft, people):
+    olive = api(people["olive"])
+    response = olive.put(api_url(alpha, codebook, "draft/"),
+                         {"name": "Small paper codebook", "applies_to": "paper"})  # multipart
+    assert response.status_code == 200
+    assert spec_of(draft)["questions"] == []
+    response = olive.post(api_url(alpha, codebook, "publish/"),
+                          {"note": "Empty.", "open_assignments": "switch"}, format="json")
+    assert response.status_code == 400 and "questions" in response.json()
+
+
+def test_editor_pages_carry_no_inline_code(alpha, codebook, draft, people, client_for):
+    from tests.test_csp import inline_code
+
+    client = client_for(people["olive"])
+    for page in (f"/studies/{alpha.slug}/codebooks/", url(alpha, codebook, "edit/"),
+                 url(alpha, codebook, "publish/"), url(alpha, codebook, "v1/")):
+        response = client.get(page)
+        assert response.status_code == 200
+        assert inline_code(response.content.decode()) == [], page

@@ -26,38 +26,39 @@
     press(card, event.key === "ArrowUp" ? "up" : "down");
   });
 
-  // --- pointer: drag a question by its handle --------------------------------------------
+  // --- pointer: drag a question by its handle (pointer events: mouse, pen and touch) ------
   let dragged = null;
+  let orderBefore = "";
+  const order = () => Array.from(form.querySelectorAll("input[name=question]")).map((i) => i.value).join(",");
+
   form.addEventListener("pointerdown", (event) => {
     const handle = event.target.closest(".drag-handle");
-    if (handle) handle.closest(".qcard").draggable = true;
-  });
-  form.addEventListener("dragstart", (event) => {
-    const card = event.target.closest && event.target.closest(".qcard");
-    if (!card || !card.draggable) return;
-    dragged = card;
-    card.classList.add("dragging");
-    event.dataTransfer.effectAllowed = "move";
-    event.dataTransfer.setData("text/plain", card.dataset.token);
-  });
-  form.addEventListener("dragover", (event) => {
-    if (!dragged) return;
-    const card = event.target.closest(".qcard");
+    if (!handle || event.button !== 0) return;
     event.preventDefault();
-    if (!card || card === dragged) return;
+    dragged = handle.closest(".qcard");
+    orderBefore = order();
+    dragged.classList.add("dragging");
+    handle.setPointerCapture(event.pointerId);
+  });
+  form.addEventListener("pointermove", (event) => {
+    if (!dragged) return;
+    const under = document.elementFromPoint(event.clientX, event.clientY);
+    const card = under && under.closest(".qcard");
+    if (!card || card === dragged || card.parentNode !== dragged.parentNode) return;
     const box = card.getBoundingClientRect();
     const after = event.clientY > box.top + box.height / 2;
     card.parentNode.insertBefore(dragged, after ? card.nextSibling : card);
   });
-  form.addEventListener("drop", (event) => { if (dragged) event.preventDefault(); });
-  form.addEventListener("dragend", () => {
+  function drop() {
     if (!dragged) return;
     dragged.classList.remove("dragging");
-    dragged.draggable = false;
     dragged = null;
+    if (order() === orderBefore) return;
     dirty = true;
     redraw();  // the posted order is the cards' order: numbers and conditions follow it
-  });
+  }
+  form.addEventListener("pointerup", drop);
+  form.addEventListener("pointercancel", drop);
 
   // --- redraw when what a question offers changes -----------------------------------------
   form.addEventListener("change", (event) => {
@@ -105,21 +106,9 @@
     if (!window.htmx && event.submitter && event.submitter.value === "save") dirty = false;
   });
 
-  // --- the preview: conditional questions appear as on the coding page (code.js) ---------
-  function answersOf(key) {
-    return Array.from(preview.querySelectorAll('[name="q-' + key + '"]'))
-      .filter((input) => (input.type === "radio" || input.type === "checkbox") ? input.checked : input.value.trim())
-      .map((input) => input.value.trim());
-  }
-
+  // --- the preview: conditional questions appear as on the coding page (questions.js) ----
   function applyConditions() {
-    if (!preview) return;
-    preview.querySelectorAll(".q[data-show-if]").forEach((q) => {
-      let condition;
-      try { condition = JSON.parse(q.dataset.showIf); } catch (e) { return; }
-      const parent = preview.querySelector('.q[data-key="' + condition.question + '"]');
-      q.hidden = !(parent && !parent.hidden && answersOf(condition.question).some((a) => (condition.in || []).includes(a)));
-    });
+    if (preview && window.QuestionConditions) window.QuestionConditions(preview)();
   }
   if (preview) {
     preview.addEventListener("change", applyConditions);

@@ -25,15 +25,26 @@ window.QuestionKeys = function (form, options) {
     q.scrollIntoView({ block: "nearest" });
   }
 
-  function choose(number) {
+  // An option's key is its shortcut (data-shortcut, from the codebook), or else its
+  // position 1-9 (coding.codebook_spec keeps the two from clashing).
+  function choiceFor(q, key) {
+    const all = Array.from(q.querySelectorAll(settings.choices));
+    const named = all.find((c) => c.dataset.shortcut === key.toLowerCase());
+    if (named || !/^[1-9]$/.test(key)) return named;
+    const placed = all[Number(key) - 1];
+    return placed && !placed.dataset.shortcut ? placed : undefined;
+  }
+
+  function choose(key) {
     const q = current();
-    if (!q) return;
-    const choice = Array.from(q.querySelectorAll(settings.choices))[number - 1];
-    if (!choice) return;
+    if (!q) return false;
+    const choice = choiceFor(q, String(key));
+    if (!choice) return false;
     choice.checked = choice.type === "checkbox" ? !choice.checked : true;
     choice.dispatchEvent(new Event("change", { bubbles: true }));
     settings.onChange(q, choice);
     if (choice.type === "radio" && settings.advance && !choice.dataset.stay) focusQuestion(focusIndex + 1);
+    return true;
   }
 
   function isTyping(element) {
@@ -65,7 +76,8 @@ window.QuestionKeys = function (form, options) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const key = event.key;
     const q = current();
-    if (/^[1-9]$/.test(key)) { event.preventDefault(); choose(Number(key)); }
+    if (/^[1-9]$/.test(key)) { event.preventDefault(); choose(key); }
+    else if (/^[a-z0-9]$/i.test(key) && q && choiceFor(q, key)) { event.preventDefault(); choose(key); }
     else if ((key === "y" || key === "n") && q && q.dataset.kind === "yes_no") {
       event.preventDefault(); choose(key === "y" ? 1 : 2);
     }

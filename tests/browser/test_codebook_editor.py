@@ -1,0 +1,123 @@
+"""An owner builds a codebook in a real browser, by pointer and by keyboard, and publishes it."""
+
+import os
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from coding.models import Codebook, Role
+from tests import factories
+
+pytestmark = pytest.mark.browser
+ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "var" / "test-artifacts"))
+WATCH = """
+window.__problems = [];
+document.addEventListener("securitypolicyviolation", (e) => window.__problems.push(e.violatedDirective));
+window.addEventListener("error", (e) => window.__problems.push(String(e.message)));
+"""
+
+
+@pytest.fixture
+def owner(transactional_db):
+    olive = factories.user("olive")
+    study = factories.study("Screening study", owner=olive)
+    factories.member(study, olive, Role.OWNER)
+    return study
+
+
+def settle(page):
+    page.wait_for_load_state("networkidle")
+
+
+def card_keys(page):
+    return page.locator("#qcards .qcard input[name$='-key']").evaluate_all(
+        "inputs => inputs.map(i => i.value)")
+
+
+def test_owner_builds_a_conditional_codebook_and_publishes_it(owner, page, log_in, live_server):
+    page.add_init_script(WATCH)
+    log_in("olive", factories.PASSWORD)
+    page.goto(f"{live_server.url}/studies/{owner.slug}/codebooks/")
+    page.get_by_label("Name").fill("Screening codebook")
+    page.get_by_label("Papers").check()
+    page.get_by_role("button", name="Make draft v1").click()
+    page.wait_for_url("**/edit/")
+    assert page.locator("#qcards .qcard").count() == 0
+
+    # Question 1 by pointer: add it, fill it, add a second option.
+    page.get_by_role("button", name="+ Add a question").click()
+    page.wait_for_selector("#q-n0-key")
+    page.fill("#q-n0-key", "label")
+    page.fill("#q-n0-text", "Main contribution?")
+    page.fill("#q-n0-o-o0-value", "method")
+    page.fill("#q-n0-o-o0-label", "A training method")
+    page.locator("#n0-add-option").click()
+    page.wait_for_selector("#q-n0-o-o1-value")
+    page.fill("#q-n0-o-o1-value", "analysis")
+    page.fill("#q-n0-o-o1-label", "An analysis")
+
+    # Question 2 by keyboard: Enter on "Add a question", then typing and Tab.
+    page.locator("#add-question").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#q-n1-key")
+    assert page.evaluate("document.activeElement.id") == "q-n1-key"  # the new card's first field
+    page.keyboard.type("scope")
+    page.locator("#q-n1-text").focus()
+    page.keyboard.type("How general is it?")
+    page.locator("#q-n1-o-o0-value").focus()
+    page.keyboard.type("general")
+    # Shown only when label is "method": choose the question, tick the answer (Space).
+    page.locator("#q-n1-show_if_question").select_option("label")
+    page.wait_for_selector("input[name='q-n1-show_if_in'][value='method']")
+    page.locator("input[name='q-n1-show_if_in'][value='method']").focus()
+    page.keyboard.press("Space")
+    settle(page)
+
+    # The preview is the coding page: scope appears once "A training method" is chosen.
+    preview = page.locator("#preview")
+    assert preview.get_by_text("Main contribution?").is_visible()
+    scope = preview.locator(".q[data-key='scope']")
+    assert scope.count() == 1 and not scope.is_visible()
+    preview.get_by_text("A training method").click()
+    assert scope.is_visible()
+    preview.get_by_text("An analysis").click()
+    assert not scope.is_visible()
+    # It follows what is typed, before anything is saved.
+    page.fill("#q-n0-text", "What does the paper contribute?")
+    expect(preview).to_contain_text("What does the paper contribute?")
+
+    # Reorder: drag scope above label by its handle, then Alt+↓ moves it back.
+    page.locator("#card-n1 .drag-handle").drag_to(page.locator("#card-n0 .qcard-head"))
+    expect(page.locator("#qcards .qcard").first).to_have_attribute("data-token", "n1")
+    settle(page)
+    assert card_keys(page) == ["scope", "label"]
+    page.locator("#q-n1-text").focus()
+    page.keyboard.press("Alt+ArrowDown")
+    expect(page.locator("#qcards .qcard").first).to_have_attribute("data-token", "n0")
+    settle(page)
+    assert card_keys(page) == ["label", "scope"]
+    assert page.evaluate("document.activeElement.id") == "n1-down" or page.locator("#card-n1").is_visible()
+
+    page.get_by_role("button", name="Save draft").click()
+    page.wait_for_selector("#saved")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "codebook-editor.png"), full_page=True)
+
+    page.locator("#publish-link").click()
+    page.wait_for_url("**/publish/")
+    page.get_by_label("Note").fill("First version: label, and scope for methods.")
+    page.locator("input[name=open_assignments][value=switch]").check()
+    page.get_by_role("button", name="Publish v1").click()
+    page.wait_for_url("**/v1/")
+    assert page.locator(".flash").first.text_content().startswith("v1 published")
+    assert page.evaluate("window.__problems") == []
+
+    codebook = Codebook.objects.get(study=owner, name="Screening codebook")
+    version = codebook.current_version()
+    assert version.number == 1 and version.note.startswith("First version")
+    questions = list(version.questions.order_by("position"))
+    assert [q.key for q in questions] == ["label", "scope"]
+    assert questions[0].text == "What does the paper contribute?"
+    assert [o.value for o in questions[0].options.all()] == ["method", "analysis"]
+    assert questions[1].show_if == {"question": "label", "in": ["method"]}
