@@ -1,6 +1,6 @@
 """catalog: a study's frameworks, methods and option names as a JSON file, out and in.
 
-Export writes the catalog as data (`coding.catalog_edit.catalog_data`, the same bytes for
+Export writes the catalog as data (`coding.catalog_data`, the same bytes for
 the same catalog). Import adds and updates by name and never removes, so importing a file
 twice changes nothing; every error names where it is ("methods[2].first_public") and
 nothing is written until all are fixed. Changes are audited, naming --user if given.
@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from coding import catalog_edit
+from coding import catalog_data
 from coding.management.studies import study_or_error
 
 
@@ -33,7 +33,7 @@ class Command(BaseCommand):
     def handle(self, *args, study, export, import_, dry_run, user, **options):
         found = study_or_error(study)
         if export:
-            text = json.dumps(catalog_edit.catalog_data(found), indent=2, ensure_ascii=False) + "\n"
+            text = json.dumps(catalog_data.catalog_data(found), indent=2, ensure_ascii=False) + "\n"
             if export == "-":
                 sys.stdout.write(text)
             else:
@@ -44,7 +44,7 @@ class Command(BaseCommand):
         actor = self.actor(user)
         data = self.read(import_)
         try:
-            counts = catalog_edit.load_catalog(found, data, actor, dry_run=dry_run)
+            counts = catalog_data.load_catalog(found, data, actor, dry_run=dry_run)
         except ValidationError as error:
             lines = [f"  {where}: {message}" for where, messages in error.message_dict.items()
                      for message in messages]
