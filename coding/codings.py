@@ -8,6 +8,7 @@ from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 
 from . import limits, queue
+from .archive import check_open
 from .blinding import coder_view, quote_source
 from .codebooks import (
     check_values, prune_not_applicable, questions_with_options, shown_key, unstorable_text,
@@ -140,8 +141,9 @@ def submit(assignment, values, *, notes="", evidence=(), unsure=False, started_a
     Answers to questions whose condition is not met are dropped; evidence quotes
     are located in the frozen snapshot. An item that went back to the pool (lease
     lapsed, or skipped) is taken again first, if it still has room; otherwise
-    NotHeld, with the answers kept as a draft.
+    NotHeld, with the answers kept as a draft. An archived study takes none (StudyArchived).
     """
+    check_open(assignment.item.study)
     version = assignment.item.codebook.current_version()
     values = prune_not_applicable(version, values)
     located = locate_evidence(assignment, evidence, values)

@@ -18,7 +18,8 @@ from .codebooks import YES_NO, check_values, create_codebook, is_shown
 from .codings import record_coding
 from .queue import add_item, assign
 from .snapshots import take_snapshot
-from .models import Framework, Membership, Method, OptionName, Role, StoredDisagreement, Study
+from .study_setup import add_preset_catalog
+from .models import Membership, Role, StoredDisagreement, Study
 
 DEMO_SLUG = "rl-inclusion-demo"
 DEMO_PASSWORD = "workbench-demo"
@@ -110,7 +111,7 @@ def _build(rng, report):
         Membership.objects.create(study=study, user=users[username], role=role)
     paper_book = create_codebook(study, presets.PAPER_CODEBOOK, users["owner"])
     thread_book = create_codebook(study, presets.THREAD_CODEBOOK, users["owner"])
-    _catalog(study)
+    add_preset_catalog(study)
     report(1, total, "codebooks and catalog")
 
     papers = []
@@ -135,21 +136,6 @@ def _build(rng, report):
     take_snapshot(study, force=True)  # the agreement page has figures from the start
     report(total, total, "codings, decisions and agreement")
     return study
-
-
-def _catalog(study):
-    frameworks = {
-        name: Framework.objects.create(study=study, name=name, repository=repo)
-        for name, repo in presets.FRAMEWORKS
-    }
-    for position, (name, first_public, options) in enumerate(presets.METHODS):
-        method = Method.objects.create(
-            study=study, name=name, first_public=first_public, position=position
-        )
-        OptionName.objects.bulk_create(
-            OptionName(method=method, framework=frameworks[fw], name=option)
-            for fw, option in options.items()
-        )
 
 
 def _add_item(study, document, codebook):

@@ -20,6 +20,7 @@ from ingest.models import Document, Snapshot, content_sha256
 from ingest.records import DocumentRecord
 from workbench import jobs
 
+from .archive import check_open
 from .models import ImportRun, Item
 from .queue import new_item_fields
 
@@ -162,7 +163,9 @@ class PoolAdder:
 
 def import_into_study(study, params, screening, *, round=Item.Round.MAIN, job=None,
                       report=None):
-    """Run one import into the study's pool and record its screening counts."""
+    """Run one import into the study's pool and record its screening counts (none into an
+    archived study: StudyArchived, also for a job started before it was archived)."""
+    check_open(study)
     # New documents join `round`; those already in the pool keep theirs.
     adder = PoolAdder(study, round)
     kept = params if round == Item.Round.MAIN else {**params, "round": round}

@@ -24,6 +24,7 @@ from django.utils import timezone
 from workbench import jobs
 from workbench.models import Job
 
+from .archive import check_open
 from .models import Assignment, Coding, Item, Membership, Role
 
 ACTIVE, SUBMITTED, SKIPPED, RELEASED = (
@@ -70,8 +71,9 @@ def next_item(study, coder):
     """The coder's open assignment, or a newly reserved one; None when nothing is left.
 
     Each call renews the lease of the assignment it returns (a new reservation
-    starts with a full one).
+    starts with a full one). An archived study hands out nothing (StudyArchived).
     """
+    check_open(study)
     assignment = current_assignment(study, coder)
     if assignment is not None:
         extend_lease(assignment, study)

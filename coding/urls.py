@@ -6,6 +6,8 @@ from .views import (calibration, catalog_edit, codebook_edit, codebook_files, me
 
 urlpatterns = [
     path("", views.home, name="home"),
+    # Ahead of studies/<slug>/, which would take "new" for a slug (never given to a study).
+    path("studies/new/", study_setup.study_new, name="study-new"),
     path("studies/<slug:slug>/", views.study_detail, name="study-detail"),
     path("studies/<slug:slug>/settings/", views.study_settings, name="study-settings"),
     path("studies/<slug:slug>/queue/", views.queue_page, name="queue"),

@@ -15,8 +15,10 @@ class StudySerializer(serializers.ModelSerializer):
                   "blind_authors", "adjudicators_see_blinded", "allow_self_adjudication",
                   "discussion_step", "show_feedback", "feedback_shows_reasons",
                   "coders_see_names", "calibration_threshold",
-                  "reliability_sample", "created_at", "my_roles"]
-        read_only_fields = ["slug", "created_at", "reliability_sample"]
+                  "reliability_sample", "created_at", "archived_at", "my_roles"]
+        read_only_fields = ["slug", "created_at", "reliability_sample", "archived_at"]
+        extra_kwargs = {"archived_at": {"help_text": "When an owner archived the study (closed "
+                                                     "to new work); null while it is live."}}
 
     def get_my_roles(self, study) -> list[str]:
         return sorted(study.roles_of(self.context["request"].user))

@@ -1,22 +1,31 @@
 """REST API. Same rules as the pages: every study comes through coding.access."""
 
-from drf_spectacular.utils import extend_schema
-from rest_framework import generics, mixins, status, viewsets
+from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import generics, mixins, serializers, status, viewsets
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from ..access import CAN_SEE_ALL_CODINGS, access_study
-from ..queue import sync_targets
+from .. import study_setup
+from ..access import CAN_SEE_ALL_CODINGS, access_study, may_create_study
 from ..models import Assignment, Codebook, Coding, Item, Role, Study
 from ..codebook_editing import new_codebook
 from ..codebook_spec import InvalidSpec
 from . import filters
 from .codebook_edit import NewCodebookSerializer
+from . import study_setup as study_setup_api
 from .serializers import (
     AssignmentSerializer, CodebookSerializer, CodingSerializer, ItemSerializer, StudySerializer,
 )
 
 
+ARCHIVED = OpenApiParameter(
+    "archived", bool, description="true: only archived studies; false (the default): only "
+    "live ones. Archived studies stay readable at their own address.")
+
+
+@extend_schema_view(list=extend_schema(parameters=[ARCHIVED]))
 class StudyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
                    mixins.UpdateModelMixin, viewsets.GenericViewSet):
     """Studies you are a member of. Only owners change a study's settings."""
@@ -27,7 +36,35 @@ class StudyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
     ordering_fields = ["name", "created_at"]
 
     def get_queryset(self):
-        return Study.objects.visible_to(self.request.user).order_by("name", "pk")
+        studies = Study.objects.visible_to(self.request.user).order_by("name", "pk")
+        if self.action != "list":
+            return studies
+        wanted = serializers.BooleanField(required=False, default=False)
+        try:
+            show_archived = wanted.run_validation(self.request.query_params.get("archived", False))
+        except serializers.ValidationError as error:
+            raise ValidationError({"archived": error.detail}) from None
+        return (study_setup.archived if show_archived else study_setup.live)(studies)
+
+    @extend_schema(request=study_setup_api.StudyCreateSerializer, responses={201: StudySerializer})
+    def create(self, request):
+        """Create a study, which you then own: blank, from a preset, or as a copy of a study
+        you own. Needs the permission to create studies (staff have it; an administrator
+        grants it with `manage.py grant_study_creation`); 403 without it."""
+        if not may_create_study(request.user):  # before the body is read
+            raise PermissionDenied("You may not create studies; ask an administrator.")
+        data = study_setup_api.StudyCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        source = fields["copy_of"] and access_study(request.user, fields["copy_of"],
+                                                    roles={Role.OWNER})
+        try:
+            study = study_setup.create_study(request.user, fields["name"], fields["description"],
+                                             preset=fields["preset"], copy_of=source or None)
+        except DjangoValidationError as error:
+            raise ValidationError(error.message_dict) from error
+        body = StudySerializer(study, context=self.get_serializer_context()).data
+        return Response(body, status=status.HTTP_201_CREATED)
 
     def get_object(self):
         roles = {Role.OWNER} if self.request.method not in ("GET", "HEAD", "OPTIONS") else None
@@ -36,7 +73,9 @@ class StudyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         return study
 
     def perform_update(self, serializer):
-        sync_targets(serializer.save())
+        # One place writes an owner's changes and their audit entries (rename: from, to).
+        study_setup.update_study(serializer.instance, self.request.user,
+                                 serializer.validated_data)
 
 
 class StudyScopedList(generics.ListAPIView):

@@ -16,6 +16,7 @@ from workbench import jobs
 
 from .. import pool
 from ..access import access_study
+from ..archive import check_open
 from ..models import Item, Role
 
 FORMAT_LABELS = {
@@ -143,6 +144,7 @@ def save_upload(study, upload):
 
 
 def start_import(study, user, source, screening, round=Item.Round.MAIN):
+    check_open(study)
     check_params(source)
     return jobs.enqueue("import_to_study", {
         "study": study.pk, "study_slug": study.slug, "source": source,

@@ -1,5 +1,7 @@
 """Browser pages. Thin: fetch through coding.access, call one function, render."""
 
+import copy
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
@@ -7,21 +9,27 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from workbench.paging import after_token, bounded_count, make_token
 
-from ..access import CAN_SEE_ALL_CODINGS, access_study
+from .. import study_setup
+from ..access import CAN_SEE_ALL_CODINGS, access_study, may_create_study
 from ..codebook_editing import previous_version, version_diff
 from ..forms import StudySettingsForm
 from ..models import Coding, Role, Study
 from ..names import namer, sees_names
 from ..overview import study_overview
-from ..queue import sync_targets
 
 
 @login_required
 @require_safe
 def home(request):
+    """Your live studies; archived ones only for their owners, to restore them."""
     studies = Study.objects.visible_to(request.user)
-    cards = [study_overview(study, request.user) for study in studies]
-    return render(request, "coding/home.html", {"cards": cards})
+    cards = [study_overview(study, request.user) for study in study_setup.live(studies)]
+    archived = study_setup.archived(studies).filter(
+        memberships__user=request.user, memberships__role=Role.OWNER,
+        memberships__deleted_at__isnull=True)
+    return render(request, "coding/home.html", {
+        "cards": cards, "archived": archived, "may_create": may_create_study(request.user),
+    })
 
 
 @login_required
@@ -32,6 +40,7 @@ def study_detail(request, slug):
     members = list(study.memberships.filter(deleted_at__isnull=True)
                    .select_related("user").order_by("role", "user__username"))
     names_hidden = not sees_names(study, study.my_roles)
+    checklist = study_setup.setup_checklist(study) if Role.OWNER in study.my_roles else None
     if names_hidden:
         name = namer(study, request.user, study.my_roles)
         for m in members:
@@ -41,6 +50,8 @@ def study_detail(request, slug):
         "study": study, "card": study_overview(study, request.user),
         "codebooks": codebooks, "members": members,
         "is_owner": Role.OWNER in study.my_roles,
+        "checklist": checklist,
+        "setup_complete": checklist is not None and all(s.done for s in checklist if not s.optional),
     })
 
 
@@ -48,10 +59,10 @@ def study_detail(request, slug):
 @require_http_methods(["GET", "HEAD", "POST"])
 def study_settings(request, slug):
     study = access_study(request.user, slug, roles={Role.OWNER})
-    form = StudySettingsForm(request.POST or None, instance=study)
+    # The form checks a copy: the study shown beside it (its name in the title) stays as saved.
+    form = StudySettingsForm(request.POST or None, instance=copy.copy(study))
     if request.method == "POST" and form.is_valid():
-        form.save()
-        sync_targets(study)
+        study_setup.update_study(study, request.user, form.cleaned_data)
         messages.success(request, "Settings saved.")
         return redirect("study-detail", slug=study.slug)
     return render(request, "coding/study_settings.html", {"study": study, "form": form})

@@ -3,6 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from coding import pool
+from coding.archive import StudyArchived
 from coding.management.studies import study_or_error
 from ingest.imports import FILE_FORMATS, LIVE_FORMATS
 
@@ -41,7 +42,7 @@ class Command(BaseCommand):
                 "categories": options["categories"], "query": options["query"],
                 "regex": options["regex"]})
             counts = pool.import_into_study(study, source, screening, round=options["round"])
-        except ValueError as error:
+        except (ValueError, StudyArchived) as error:
             raise CommandError(str(error)) from error
         for name, value in pool.flat_counts(counts).items():
             self.stdout.write(f"{name:<40} {value}")

@@ -1,0 +1,382 @@
+"""Setting a study up without a developer: create one (blank, from a preset, or as a copy
+of a study you own), rename and describe it, archive and restore it; the owner's setup
+checklist and audit trail.
+
+Pages, the API and the commands call these functions; each change and its audit entry
+(coding.audit.record) are written in one transaction.
+"""
+
+from dataclasses import dataclass, field
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef, Q
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+from django.utils.text import slugify
+
+from . import presets
+from .access import may_create_study
+from .audit import entries_for, record
+from .codebook_spec import spec_of
+from .codebooks import create_codebook
+from .models import (
+    Assignment, AuditEntry, CodebookVersion, Framework, Item, Membership, Method, OptionName,
+    Role, Study,
+)
+
+# Settings a copy takes from its source. Not the queue seed (a new study draws its own
+# order) nor the reliability sample (it names items, which are never copied).
+COPIED_SETTINGS = [
+    "overlap", "lease_minutes", "blinded_fields", "blind_authors", "adjudicators_see_blinded",
+    "allow_self_adjudication", "discussion_step", "show_feedback", "feedback_shows_reasons",
+    "coders_see_names", "calibration_threshold",
+]
+# What an owner may change after creation, through the settings page or PATCH.
+EDITABLE = ["name", "description", *COPIED_SETTINGS]
+# Words the study's own pages use after /studies/: a study may not take them as its slug.
+RESERVED_SLUGS = {"new"}
+NAME_MAX = Study._meta.get_field("name").max_length
+
+
+@dataclass(frozen=True)
+class Preset:
+    label: str
+    codebooks: list
+    blinded_fields: list
+    catalog: bool = False
+    description: str = field(default="")
+
+
+THREAD_BLINDED = [f for f in presets.BLINDED_FIELDS if f != "included_in"]
+PRESETS = {
+    "rl-inclusion": Preset(
+        "RL-inclusion study: paper and thread codebooks, frameworks and method catalog",
+        [presets.PAPER_CODEBOOK, presets.THREAD_CODEBOOK], presets.BLINDED_FIELDS, catalog=True),
+    "threads": Preset("Thread study: the thread codebook only",
+                      [presets.THREAD_CODEBOOK], THREAD_BLINDED),
+}
+
+
+# --- creating ------------------------------------------------------------------------
+
+def create_study(user, name, description="", preset=None, copy_of=None, by_command=False):
+    """A new study owned by `user`: blank, from one of PRESETS, or as a copy of `copy_of`
+    (a study `user` owns): its settings, the latest published version of each codebook
+    (published as version 1 of the copy, its note naming the source) and its frameworks,
+    methods and option names. Never its items, codings, decisions or other members.
+
+    PermissionDenied if the user may not create studies (unless an administrator runs the
+    command: `by_command`) or does not own `copy_of`; ValidationError naming the field for
+    a bad name or preset."""
+    if not by_command and not may_create_study(user):
+        raise PermissionDenied("You may not create studies; ask an administrator "
+                               "(manage.py grant_study_creation).")
+    name, description = check_new(name, description, preset, copy_of)
+    if copy_of is not None and Role.OWNER not in copy_of.roles_of(user):
+        raise PermissionDenied("Only a study you own can be copied.")
+    with transaction.atomic():
+        study = _insert_with_unique_slug(user, name, description)
+        Membership.objects.create(study=study, user=user, role=Role.OWNER)
+        details = {}
+        if preset:
+            details = apply_preset(study, PRESETS[preset], user)
+            details["preset"] = preset
+        elif copy_of is not None:
+            details = copy_setup(copy_of, study, user)
+            details["copy_of"] = copy_of.slug
+        if by_command:
+            details["by"] = "manage.py create_study"
+        record(user, study, "study.create", study.name, slug=study.slug, **details)
+    return study
+
+
+def check_new(name, description, preset, copy_of):
+    name, description = (name or "").strip(), (description or "").strip()
+    errors = {}
+    if not name:
+        errors["name"] = "Give the study a name."
+    elif len(name) > NAME_MAX:
+        errors["name"] = f"At most {NAME_MAX} characters."
+    if preset and preset not in PRESETS:
+        errors["preset"] = f"Not a preset: {preset!r}; choose one of {', '.join(PRESETS)}."
+    if preset and copy_of is not None:
+        errors["preset"] = "Start from a preset or from a copy, not both."
+    if errors:
+        raise ValidationError(errors)
+    return name, description
+
+
+def unique_slug(name, taken=()):
+    """A slug from the name that no study (archived or removed ones included) holds yet:
+    `my-study`, then `my-study-2`, `my-study-3` …"""
+    base = slugify(name)[:70].strip("-") or "study"
+    used = set(Study.objects.filter(slug__startswith=base).values_list("slug", flat=True))
+    used |= RESERVED_SLUGS | set(taken)
+    candidate, n = base, 1
+    while candidate in used:
+        n += 1
+        candidate = f"{base}-{n}"
+    return candidate
+
+
+def _insert_with_unique_slug(user, name, description, attempts=5):
+    # Two studies created at once with the same name may both find the same free slug:
+    # the unique index refuses the second, which tries the next one.
+    taken = []
+    for _ in range(attempts):
+        slug = unique_slug(name, taken)
+        try:
+            with transaction.atomic():
+                return Study.objects.create(name=name, slug=slug, description=description,
+                                            created_by=user)
+        except IntegrityError:
+            taken.append(slug)
+    raise IntegrityError(f"no free slug for {name!r} after {attempts} attempts")
+
+
+def apply_preset(study, preset, user):
+    """The preset's codebooks (version 1, published), blinded fields and catalog."""
+    Study.objects.filter(pk=study.pk).update(blinded_fields=preset.blinded_fields)
+    study.blinded_fields = list(preset.blinded_fields)
+    books = [create_codebook(study, spec, user).name for spec in preset.codebooks]
+    if preset.catalog:
+        add_preset_catalog(study)
+    return {"codebooks": books}
+
+
+def add_preset_catalog(study):
+    """The design brief's frameworks and method catalog, with each framework's option names."""
+    frameworks = {
+        name: Framework.objects.create(study=study, name=name, repository=repo)
+        for name, repo in presets.FRAMEWORKS
+    }
+    for position, (name, first_public, options) in enumerate(presets.METHODS):
+        method = Method.objects.create(
+            study=study, name=name, first_public=first_public, position=position
+        )
+        OptionName.objects.bulk_create(
+            OptionName(method=method, framework=frameworks[fw], name=option)
+            for fw, option in options.items()
+        )
+
+
+def copy_setup(source, study, user):
+    """Settings, published codebooks and catalog of `source` into the new `study`."""
+    for name in COPIED_SETTINGS:
+        setattr(study, name, getattr(source, name))
+    study.save(update_fields=COPIED_SETTINGS)
+    copied, skipped = [], []
+    for codebook in source.codebooks.order_by("pk"):
+        version = codebook.current_version()
+        if version is None:  # only drafts: nothing published to copy
+            skipped.append(codebook.name)
+            continue
+        new = create_codebook(study, spec_of(version), user)
+        new.versions.update(note=f"Copied from {source.name}: {codebook.name} v{version.number}.")
+        copied.append(f"{codebook.name} v{version.number}")
+    _copy_catalog(source, study)
+    details = {"codebooks": copied}
+    if skipped:
+        details["not_copied_unpublished"] = skipped
+    return details
+
+
+def _copy_catalog(source, study):
+    frameworks = {}
+    for old in source.frameworks.order_by("pk"):
+        frameworks[old.pk] = Framework.objects.create(
+            study=study, name=old.name, repository=old.repository, main_branch=old.main_branch)
+    methods = {}
+    for old in source.methods.order_by("position", "pk"):
+        methods[old.pk] = Method.objects.create(
+            study=study, name=old.name, first_public=old.first_public,
+            source_arxiv_id=old.source_arxiv_id, failure_addressed=old.failure_addressed,
+            position=old.position)
+    OptionName.objects.bulk_create(
+        OptionName(method=methods[o.method_id], framework=frameworks[o.framework_id], name=o.name)
+        for o in OptionName.objects.filter(method__study=source).order_by("pk"))
+
+
+# --- changing ------------------------------------------------------------------------
+
+@transaction.atomic
+def update_study(study, user, changes):
+    """Apply an owner's changes to EDITABLE fields (already validated by the form or
+    serializer) and audit each kind of change with its old and new value: a rename, a new
+    description, other settings. Returns the study as saved."""
+    from .queue import sync_targets  # the queue builds on modules this one uses
+
+    current = Study.objects.select_for_update().get(pk=study.pk)
+    changed = {name: {"from": getattr(current, name), "to": value}
+               for name, value in changes.items()
+               if name in EDITABLE and getattr(current, name) != value}
+    for name, change in changed.items():
+        setattr(current, name, change["to"])
+        setattr(study, name, change["to"])
+    if not changed:
+        return study
+    current.save(update_fields=list(changed))
+    if "name" in changed:
+        record(user, study, "study.rename", current.name, **changed.pop("name"))
+    if "description" in changed:
+        record(user, study, "study.describe", current.name, **changed.pop("description"))
+    if changed:
+        record(user, study, "study.settings", current.name, **changed)
+    if "overlap" in changed:
+        sync_targets(current)
+    return study
+
+
+def archive_study(study, user):
+    """Archive the study (closed to new work, out of everyone's lists); True if it was
+    live. A conditional update, so two owners archiving at once write one entry."""
+    return _set_archived(study, user, timezone.now(), "study.archive")
+
+
+def restore_study(study, user):
+    """Open an archived study again; True if it was archived."""
+    return _set_archived(study, user, None, "study.restore")
+
+
+@transaction.atomic
+def _set_archived(study, user, when, action):
+    rows = Study.objects.filter(pk=study.pk, archived_at__isnull=when is not None)
+    if not rows.update(archived_at=when):
+        study.refresh_from_db(fields=["archived_at"])
+        return False
+    study.archived_at = when
+    record(user, study, action, study.name)
+    return True
+
+
+def live(studies):
+    return studies.filter(archived_at__isnull=True)
+
+
+def archived(studies):
+    return studies.filter(archived_at__isnull=False)
+
+
+# --- the owner's checklist -----------------------------------------------------------
+
+def safe_reverse(name, *args):
+    """The URL of a page, or None while no page of that name exists."""
+    try:
+        return reverse(name, args=args)
+    except NoReverseMatch:
+        return None
+
+
+@dataclass
+class Step:
+    key: str
+    label: str
+    done: bool
+    url: str | None
+    hint: str
+    optional: bool = False
+
+
+def setup_checklist(study):
+    """What is set up and what is missing, in the order a study is set up: one query
+    whatever the study's size (each step is an EXISTS that stops at the first row)."""
+    here = OuterRef("pk")
+    state = Study.objects.filter(pk=study.pk).annotate(
+        has_published=Exists(CodebookVersion.objects.filter(
+            codebook__study=here, status=CodebookVersion.Status.PUBLISHED)),
+        has_coders=Exists(Membership.objects.filter(study=here, role=Role.CODER,
+                                                deleted_at__isnull=True)),
+        has_items=Exists(Item.objects.filter(study=here, deleted_at__isnull=True)),
+        has_calibration=Exists(Item.objects.filter(study=here, deleted_at__isnull=True,
+                                               round=Item.Round.CALIBRATION)),
+        has_started=Exists(Assignment.objects.filter(study=here,
+                                                 status=Assignment.Status.SUBMITTED)),
+        has_catalog=Exists(Method.objects.filter(study=here)),
+    ).values("has_published", "has_coders", "has_items", "has_calibration", "has_started",
+             "has_catalog").get()
+    state = {key.removeprefix("has_"): value for key, value in state.items()}
+    slug = study.slug
+    return [
+        Step("codebook", "Publish a codebook", state["published"],
+             safe_reverse("codebook-list", slug), "Write the questions coders answer, then publish."),
+        Step("members", "Add at least one coder", state["coders"], safe_reverse("members", slug),
+             "Add people with an account, or invite them with a one-time link."),
+        Step("items", "Import items", state["items"], safe_reverse("import", slug),
+             "Fill the pool from arXiv or GitHub, with screening rules."),
+        Step("started", "Coding started", state["started"], safe_reverse("queue", slug),
+             "The first coding arrives once a coder opens the coding page."),
+        Step("calibration", "Choose calibration items", state["calibration"],
+             safe_reverse("calibration", slug),
+             "Training items with reference answers, coded before the main round.",
+             optional=True),
+        Step("catalog", "Edit the method catalog", state["catalog"],
+             safe_reverse("catalog-edit", slug), "Methods and frameworks for the landing scan.",
+             optional=True),
+    ]
+
+
+# --- the audit trail -----------------------------------------------------------------
+
+def audit_entries(study, after=None, limit=50):
+    """A page of the study's audit entries, newest first, after the entry whose id is the
+    page token `after` (keyset paging: a deep page costs what the first does). Each entry
+    carries `token`, `action_words` and `details_words`. ValueError for a bad token."""
+    rows = entries_for(study)
+    if after:
+        last = (AuditEntry.objects.filter(study=study, pk=_entry_id(after))
+                .values("at", "pk").first())
+        if last is None:
+            raise ValueError("not a page token of this list")
+        rows = rows.filter(Q(at__lt=last["at"]) | Q(at=last["at"], pk__lt=last["pk"]))
+    found = list(rows.order_by("-at", "-id")[:limit])
+    for entry in found:
+        entry.token = str(entry.pk)
+        entry.action_words = ACTION_WORDS.get(entry.action, entry.action.replace(".", " "))
+        entry.details_words = details_in_words(entry.details)
+    return found
+
+
+def _entry_id(token):
+    if not token.isdigit() or len(token) > 18:
+        raise ValueError("not a page token of this list")
+    return int(token)
+
+
+ACTION_WORDS = {
+    "study.create": "created the study", "study.rename": "renamed the study",
+    "study.describe": "changed the description", "study.settings": "changed settings",
+    "study.archive": "archived the study", "study.restore": "restored the study",
+}
+
+
+def details_in_words(details):
+    """An entry's details as a sentence: `from “a” to “b”`, `overlap: 2 → 3`, `codebooks: …`."""
+    if not isinstance(details, dict):
+        return _words(details)
+    parts = []
+    if "from" in details and "to" in details:
+        parts.append(f"from {_words(details['from'])} to {_words(details['to'])}")
+    for key, value in details.items():
+        if key in ("from", "to"):
+            continue
+        label = key.replace("_", " ")
+        if isinstance(value, dict) and set(value) == {"from", "to"}:
+            parts.append(f"{label}: {_words(value['from'])} → {_words(value['to'])}")
+        else:
+            parts.append(f"{label}: {_words(value)}")
+    return "; ".join(parts)
+
+
+def _words(value):
+    if value is None or value == "" or value == []:
+        return "nothing"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(_words(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_words(v)}" for k, v in value.items())
+    if isinstance(value, str):
+        return f"“{value}”"
+    return str(value)
