@@ -497,7 +497,7 @@ def page_queries(client, url):
     return len(queries)
 
 
-def test_the_edit_page_costs_the_same_queries_whatever_the_catalog_size(people, client_for):
+def test_the_edit_page_and_lists_cost_the_same_queries_whatever_the_catalog_size(people, client_for):
     small = factories.study("Small catalog", owner=people["olive"])
     large = factories.study("Large catalog", owner=people["olive"])
     for study in (small, large):
@@ -505,10 +505,11 @@ def test_the_edit_page_costs_the_same_queries_whatever_the_catalog_size(people, 
     first_small = fill_catalog(small, 2, 2)
     first_large = fill_catalog(large, 12, 7)
     olive = client_for(people["olive"])
-    for tail in ("", "?method={}"):
-        counts = [page_queries(olive, PAGE.format(study.slug) + tail.format(first.pk))
+    for url in (PAGE, PAGE + "?method={}", "/api/studies/{}/methods/",
+                "/api/studies/{}/frameworks/"):
+        counts = [page_queries(olive, url.format(study.slug, first.pk))
                   for study, first in ((small, first_small), (large, first_large))]
-        assert counts[0] == counts[1], counts
+        assert counts[0] == counts[1], (url, counts)
 
 
 # --- manage.py catalog -------------------------------------------------------------------
