@@ -497,7 +497,8 @@ def page_queries(client, url):
     return len(queries)
 
 
-def test_the_edit_page_and_lists_cost_the_same_queries_whatever_the_catalog_size(people, client_for):
+def test_the_edit_page_and_lists_cost_the_same_queries_whatever_the_catalog_size(people,
+                                                                               client_for):
     small = factories.study("Small catalog", owner=people["olive"])
     large = factories.study("Large catalog", owner=people["olive"])
     for study in (small, large):
