@@ -242,6 +242,8 @@ class AcceptInvite(APIView):
 
     @extend_schema(request=AcceptSerializer, responses={
         201: AcceptedSerializer,
+        404: OpenApiResponse(DetailSerializer, description="No invite has this token (the "
+                             "answer names no study)."),
         410: OpenApiResponse(DetailSerializer, description="The invite was used, revoked or "
                              "expired, or its study archived."),
     })
