@@ -43,6 +43,7 @@ FORMAT_VERSION = 1
 FORMATS = ("json", "yaml", "qdc")
 MEDIA_TYPES = {"json": "application/json", "yaml": "application/yaml",
                "qdc": "application/xml"}
+FILE_KINDS = {"json": "JSON", "yaml": "YAML", "qdc": "REFI-QDA (.qdc)"}
 SUFFIXES = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".qdc": "qdc", ".xml": "qdc"}
 SCHEMA = json.loads((Path(__file__).parent / "schemas" / "codebook-v1.schema.json")
                     .read_text(encoding="utf-8"))
@@ -204,8 +205,10 @@ def _schema_error(error):
     if error.validator == "type":
         wanted = error.validator_value
         wanted = " or ".join(wanted) if isinstance(wanted, list) else wanted
-        return located(_path(path), f"{_describe(wanted)} expected, found "
-                                    f"{_describe(type(error.instance).__name__)}")
+        found = _describe(type(error.instance).__name__)
+        hint = ("; in YAML, yes, no, on and off without quotes are true or false: write "
+                "'yes'" if isinstance(error.instance, bool) and "string" in str(wanted) else "")
+        return located(_path(path), f"{_describe(wanted)} expected, found {found}{hint}")
     if error.validator == "enum":
         return located(_path(path), f"one of {', '.join(map(str, error.validator_value))}")
     return located(_path(path), error.message)
@@ -213,7 +216,8 @@ def _schema_error(error):
 
 def _describe(kind):
     return {"string": "text", "str": "text", "object": "an object", "dict": "an object",
-            "array": "a list", "list": "a list", "boolean": "true or false", "bool": "true or false",
+            "array": "a list", "list": "a list", "boolean": "true or false",
+            "bool": "true or false",
             "NoneType": "null", "int": "a number", "float": "a number"}.get(kind, kind)
 
 
@@ -400,6 +404,10 @@ def import_codebook(study, user, parsed, *, codebook=None, name="", dry_run=Fals
             if name:
                 spec["name"] = name
             check_meaning(parsed, spec)
+            if study.codebooks.filter(name=spec["name"]).exists():
+                raise BadFile([located("name", f"the study already has a codebook named "
+                                               f"{spec['name']!r}: give another name, or "
+                                               "import as a new version of it")])
             codebook = new_codebook(study, user, spec["name"], spec["applies_to"],
                                     spec.get("description", ""))
             version, replaced, made_codebook = codebook.versions.get(), False, True
@@ -417,7 +425,7 @@ def import_codebook(study, user, parsed, *, codebook=None, name="", dry_run=Fals
             replaced, made_codebook = not made, False
         save_draft(version, spec)
         CodebookVersion.objects.filter(pk=version.pk, note="").update(
-            note=f"Imported from a {parsed.fmt.upper()} file.")
+            note=f"Imported from a {FILE_KINDS[parsed.fmt]} file.")
         version.refresh_from_db()
         record(user, study, "codebook.import", f"{version.codebook.name} v{version.number}",
                format=parsed.fmt, questions=len(spec["questions"]),

@@ -13,11 +13,10 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_http_methods, require_safe
 
 from ..access import access_study
-from ..codebook_files import (FORMATS, MAX_FILE_BYTES, MEDIA_TYPES, InvalidSpec, dump,
-                              file_name, import_file, read_upload)
-from ..models import Codebook, Role
+from ..codebook_files import (FILE_KINDS, FORMATS, MAX_FILE_BYTES, MEDIA_TYPES, InvalidSpec,
+                              dump, file_name, import_file, read_upload)
+from ..models import Role
 
-FORMAT_LABELS = {"json": "JSON", "yaml": "YAML", "qdc": "REFI-QDA (.qdc)"}
 
 
 def access_version(user, slug, codebook_id, number):
@@ -49,19 +48,20 @@ def codebook_file(request, slug, codebook_id, number, fmt):
 class CodebookImportForm(forms.Form):
     file = forms.FileField(label="Codebook file", help_text=(
         f"JSON or YAML in the workbench's codebook format, or a REFI-QDA codebook (.qdc) "
-        f"exported from ATLAS.ti, MAXQDA or NVivo; at most {MAX_FILE_BYTES // 1000:,} kB."))
+        f"exported from ATLAS.ti, MAXQDA or NVivo; at most {MAX_FILE_BYTES / 1e6:g} MB."))
     format = forms.ChoiceField(required=False, label="Format", choices=[
-        ("", "Tell from the file name")] + list(FORMAT_LABELS.items()))
+        ("", "Tell from the file name (.json, .yaml, .qdc)")] + list(FILE_KINDS.items()))
     target = forms.ChoiceField(label="Import as")
     name = forms.CharField(required=False, max_length=200, label="Name (optional)", help_text=(
         "A new codebook takes the name in the file (a .qdc file has none: its file name); "
         "give one here to use another. An existing codebook keeps its name unless you give "
         "one."))
-    applies_to = forms.ChoiceField(choices=Codebook.AppliesTo.choices, initial="paper",
-                                   label="A new codebook from a .qdc file codes",
-                                   help_text="JSON and YAML files say this themselves.")
-    dry_run = forms.BooleanField(required=False,
-                                 label="Only check the file: show what would be created")
+    applies_to = forms.ChoiceField(
+        choices=[("paper", "Papers"), ("thread", "Threads (issues and pull requests)")],
+        initial="paper", label="A new codebook from a .qdc file codes",
+        help_text="A .qdc file does not say; JSON and YAML files do.")
+    # Set by the "Check only" button: everything is checked, nothing written.
+    dry_run = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, study, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -104,7 +104,7 @@ def codebook_import(request, slug):
     return render(request, "coding/codebook_import.html", {
         "study": study, "form": form, "problems": problems, "result": result,
         "codebooks": study.codebooks.prefetch_related("versions").order_by("name"),
-        "formats": FORMAT_LABELS,
+        "formats": FILE_KINDS,
     }, status=400 if problems else 200)
 
 

@@ -151,6 +151,17 @@ def test_a_meaning_error_names_its_path_and_line(alpha, client_for, people):
     assert counts() == before
 
 
+def test_an_unquoted_yes_in_yaml_is_named_with_its_line_and_a_hint(alpha, people):
+    text = yaml.safe_dump(json_doc(), sort_keys=False).replace("- rl_method", "- yes", 1)
+    with pytest.raises(BadFile) as refused:
+        read(text.encode(), filename="x.yaml")
+    error = refused.value.errors[0]
+    line = text.splitlines().index("    - yes") + 1
+    assert error.path == "questions[1].show_if.in[0]"
+    assert error.message == ("text expected, found true or false; in YAML, yes, no, on and off "
+                             f"without quotes are true or false: write 'yes' (line {line})")
+
+
 def test_a_structure_error_names_its_path(alpha, people):
     doc = json_doc()
     doc["questions"][1]["options"][0]["colour"] = "red"

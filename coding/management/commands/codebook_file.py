@@ -55,7 +55,8 @@ class Command(BaseCommand):
     def export(self, study, *, codebook, number, format, output, **options):
         codebook = self.codebook(study, codebook)
         versions = codebook.versions.select_related("codebook")
-        version = (versions.filter(number=number) if number else versions.order_by("-number")).first()
+        version = (versions.filter(number=number) if number
+                   else versions.order_by("-number")).first()
         if version is None:
             raise CommandError(f"{codebook.name} has no version {number}.")
         try:
