@@ -108,10 +108,20 @@ def member_role(request, slug, member_id):
         new = service.change_role(membership, form.cleaned_data["role"], request.user)
     except (ValidationError, service.Refused) as error:
         messages.error(request, " ".join(getattr(error, "messages", [str(error)])))
-    else:
-        messages.success(request, f"{membership.user.username} is now {new.role} "
-                                  f"instead of {membership.role}.")
-    return redirect("members", slug=slug)
+        return redirect("members", slug=slug)
+    messages.success(request, f"{membership.user.username} is now {new.role} "
+                              f"instead of {membership.role}.")
+    return back(request, membership)
+
+
+def back(request, membership):
+    """To the members page; an owner who gave up their own ownership, to the study (or home
+    when they hold no role there any more)."""
+    if membership.user_id == request.user.pk and membership.role == Role.OWNER:
+        if membership.study.roles_of(request.user):
+            return redirect("study-detail", slug=membership.study.slug)
+        return redirect("home")
+    return redirect("members", slug=membership.study.slug)
 
 
 @login_required
@@ -125,9 +135,7 @@ def member_remove(request, slug, member_id):
         return redirect("members", slug=slug)
     messages.success(request, f"{membership.user.username} is no longer "
                               f"{membership.role} in this study.")
-    if membership.user == request.user and membership.role == Role.OWNER:
-        return redirect("study-detail", slug=slug)
-    return redirect("members", slug=slug)
+    return back(request, membership)
 
 
 @login_required

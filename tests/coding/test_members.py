@@ -553,3 +553,20 @@ def test_the_pages_hold_no_inline_code(alpha, people, client_for):
              Client().get("/invite/not-a-token-at-all-not-at-all/")]
     for page in pages:
         assert inline_code(page.content.decode()) == [], page.request["PATH_INFO"]
+
+
+def test_an_owner_who_steps_down_lands_where_they_still_belong(alpha, people, client_for):
+    members.add_member(alpha, people["ada"], Role.OWNER, people["olive"])
+    olive = client_for(people["olive"])
+    mine = alpha.memberships.get(user=people["olive"], role=Role.OWNER)
+    moved = olive.post(f"{members_url(alpha)}{mine.pk}/role/", {"role": "viewer"})
+    assert moved["Location"] == f"/studies/{alpha.slug}/"  # a viewer now: the members page is not hers
+    viewer = alpha.memberships.get(user=people["olive"], role=Role.VIEWER)
+    assert olive.post(f"{members_url(alpha)}{viewer.pk}/remove/").status_code == 403
+    ada = client_for(people["ada"])
+    ada_owner = alpha.memberships.get(user=people["ada"], role=Role.OWNER)
+    refused = ada.post(f"{members_url(alpha)}{ada_owner.pk}/role/", {"role": "coder"})
+    assert refused["Location"] == members_url(alpha)  # the last owner now: refused, stays
+    left = ada.post(f"{members_url(alpha)}{viewer.pk}/remove/")
+    assert left["Location"] == members_url(alpha)
+    assert live_roles(alpha, people["olive"]) == []
