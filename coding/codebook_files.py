@@ -49,9 +49,10 @@ SCHEMA = json.loads((Path(__file__).parent / "schemas" / "codebook-v1.schema.jso
                     .read_text(encoding="utf-8"))
 # Far above any codebook a person writes (the RL preset is 12 kB), far below what hurts.
 MAX_FILE_BYTES = 1_000_000
-# YAML nodes once aliases are expanded: a file of a few lines can otherwise stand for
-# billions of values ("billion laughs"), which validation would then walk.
-MAX_NODES = 200_000
+# Values in a file (YAML: once aliases are expanded; a few lines can otherwise stand for
+# billions, "billion laughs"). A large real codebook holds a few thousand; past this
+# limit the parsers and the schema check would spend seconds on one request.
+MAX_NODES = 50_000
 MAX_DEPTH = 32
 MAX_ERRORS = 50
 
@@ -285,19 +286,57 @@ class _StrictDecoder(json.JSONDecoder):
         self.scan_once = json.scanner.py_make_scanner(self)  # the C scanner ignores parse_object
 
 
+def _unique_pairs(pairs):
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _Duplicate(key, None)
+        seen.add(key)
+    return dict(pairs)
+
+
 def _load_json(text):
+    """The standard library's C parser; when it meets a duplicate key, the slower pure
+    Python one is run again to find the line."""
     try:
-        return _StrictDecoder().decode(text), {}
+        value = json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
         raise at_line(error.lineno, f"column {error.colno}: {error.msg}") from None
-    except _Duplicate as error:
-        line = text.count("\n", 0, error.position) + 1
-        raise at_line(line, f"duplicate key {error.key!r} in the object that starts here: "
-                            "each key once") from None
+    except _Duplicate:
+        return _locate_duplicate(text)
     except RecursionError:
         raise BadFile([located("file", "nested too deeply")]) from None
     except ValueError as error:  # NaN, Infinity, or an integer too long to read
         raise BadFile([located("file", f"not a JSON codebook: {error}")]) from None
+    _count_values(value)
+    return value, {}
+
+
+def _locate_duplicate(text):
+    try:
+        _StrictDecoder().decode(text)
+    except _Duplicate as error:
+        line = text.count("\n", 0, error.position) + 1
+        raise at_line(line, f"duplicate key {error.key!r} in the object that starts here: "
+                            "each key once") from None
+    except (ValueError, RecursionError):
+        pass
+    raise BadFile([located("file", "a key is given twice in one object")])
+
+
+def _count_values(value):
+    """Refuse a parsed file holding more than MAX_NODES values (walked without recursion)."""
+    pending, count = [value], 0
+    while pending:
+        current = pending.pop()
+        count += 1
+        if count > MAX_NODES:
+            raise BadFile([located("file", f"more than {MAX_NODES:,} values: too large for "
+                                           "a codebook")])
+        if isinstance(current, dict):
+            pending.extend(current.values())
+        elif isinstance(current, list):
+            pending.extend(current)
 
 
 # --- YAML: safe_load after a look at the parsed nodes --------------------------------
@@ -312,6 +351,7 @@ def _load_yaml(text):
     than MAX_NODES values with aliases expanded. The nodes are composed once (by libyaml
     when present) and built by the safe loader's constructor: a 1 MB file reads in about a
     second, where yaml.safe_load's pure-Python parse takes several."""
+    _count_events(text)
     try:
         root = yaml.compose(text, Loader=_LOADER)
     except yaml.MarkedYAMLError as error:
@@ -330,6 +370,20 @@ def _load_yaml(text):
         raise _yaml_error(error) from None
     except (yaml.YAMLError, RecursionError, ValueError) as error:
         raise BadFile([located("file", f"not a YAML codebook: {error}")]) from None
+
+
+def _count_events(text):
+    """Stop reading at the first event past the limit: building nodes costs about 10 µs
+    each, so a file of a million tiny values is refused before it is built."""
+    try:
+        for count, event in enumerate(yaml.parse(text, Loader=_LOADER)):
+            if count > 2 * MAX_NODES:  # a collection is two events, its start and end
+                raise at_line(event.start_mark.line + 1, f"more than {MAX_NODES:,} values: "
+                                                         "too large for a codebook")
+    except yaml.MarkedYAMLError as error:
+        raise _yaml_error(error) from None
+    except yaml.YAMLError as error:
+        raise BadFile([located("file", f"not YAML: {error}")]) from None
 
 
 def _yaml_error(error):

@@ -101,6 +101,8 @@ HOSTILE = [
     ("tag.yaml", b"format: workbench-codebook\nx: !!python/object/apply:os.system ['true']\n",
      "line 2", "python/object"),
     ("deep.json", b"[" * 200_000 + b"]" * 200_000, "file", ""),
+    ("many-values.json", b'{"x": [' + b"1," * 60_000 + b"1]}", "file", "more than 50,000"),
+    ("many-values.yaml", b"x:\n" + b"- 1\n" * 60_000, "line ", "more than 50,000"),
     ("broken.json", b'{"format": "workbench-codebook",\n  "name": }', "line 2", "column 11"),
     ("broken.qdc", b"<CodeBook xmlns='urn:QDA-XML:codebook:1.0'>\n<Codes>\n</CodeBook>",
      "line 3", "not well-formed"),
