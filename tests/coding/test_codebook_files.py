@@ -500,3 +500,27 @@ def test_a_file_with_many_problems_lists_the_first_fifty_and_counts_the_rest(alp
         import_file(alpha, people["olive"], json.dumps(doc).encode(), filename="x.json")
     errors = refused.value.errors
     assert len(errors) == 51 and errors[-1].message == "and 30 more problems"
+
+
+def test_a_round_trip_through_the_api_gives_the_same_bytes(alpha, gamma, people):
+    api = APIClient()
+    api.force_authenticate(people["olive"])
+    url = reverse("api-codebook-file", args=[alpha.slug, alpha.paper_codebook.pk, 1])
+    first = api.get(url, {"format": "json"}).content
+    response = api.post(reverse("api-codebook-import", args=[gamma.slug]),
+                        {"file": SimpleUploadedFile("paper.json", first)}, format="multipart")
+    assert response.status_code == 201, response.content
+    again = reverse("api-codebook-file", args=[gamma.slug, response.json()["codebook_id"], 1])
+    assert api.get(again, {"format": "json"}).content == first
+
+
+def test_the_import_page_holds_no_code_the_policy_would_refuse(alpha, client_for, people):
+    from tests.test_csp import inline_code
+
+    client = client_for(people["olive"])
+    page = client.get(reverse("codebook-import", args=[alpha.slug]))
+    refused = upload(client, alpha, "dup.yaml", DUPLICATE_YAML)
+    for response in (page, refused):
+        assert "script-src" in response["Content-Security-Policy"]
+        assert inline_code(response.content.decode()) == []
+    assert b"duplicate key" in refused.content
