@@ -1,0 +1,145 @@
+"""Issue 14's "done when", in a real browser: from an empty database with one person who may
+create studies, everything up to a first coding is done through the pages.
+
+The owner creates a blank study from the home page, follows the setup checklist to write a
+two-question codebook (the second question shown only for one answer of the first),
+publishes it, makes an invite link for a coder and imports three papers from a snapshot
+file. In a browser of their own the coder opens the link, makes an account and codes one
+item. The API version is tests/test_setup_journey.py.
+"""
+
+import json
+
+import pytest
+from django.contrib.auth.models import Permission, User
+
+from coding.models import Coding, Item, Study
+from tests.test_setup_journey import PASSWORD, snapshot_lines
+
+pytestmark = pytest.mark.browser
+WATCH = """
+window.__problems = [];
+document.addEventListener("securitypolicyviolation", (e) => window.__problems.push(e.violatedDirective));
+window.addEventListener("error", (e) => window.__problems.push(String(e.message)));
+"""
+
+
+@pytest.fixture
+def founder(transactional_db):
+    person = User.objects.create_user("rita", password=PASSWORD)
+    person.user_permissions.add(Permission.objects.get(codename="create_study"))
+    return person
+
+
+def follow_checklist(page, step):
+    """Open the page a step of the study's setup checklist leads to."""
+    page.locator(f"#setup [data-step='{step}'] a").click()
+    page.wait_for_load_state("networkidle")
+
+
+def test_a_study_is_set_up_and_coded_in_the_browser(founder, page, browser, log_in, live_server,
+                                                     tmp_path):
+    page.add_init_script(WATCH)
+    log_in("rita", PASSWORD)
+
+    # An empty home page leads to creating a study.
+    page.get_by_role("link", name="Create a study").first.click()
+    page.get_by_label("Name").fill("Small RL screen")
+    page.get_by_label("A blank study: you write the codebook").check()
+    page.get_by_role("button", name="Create the study").click()
+    page.wait_for_url("**/studies/small-rl-screen/")
+    slug = Study.objects.get().slug
+    study_url = page.url
+    assert page.locator("#setup [data-step='codebook']").get_attribute("class") == "todo"
+
+    # The codebook: two questions, the second shown only when the first is "method".
+    follow_checklist(page, "codebook")
+    page.get_by_label("Name").fill("Screening")
+    page.get_by_label("Papers").check()
+    page.get_by_role("button", name="Make draft v1").click()
+    page.wait_for_url("**/edit/")
+    page.get_by_role("button", name="+ Add a question").click()
+    page.wait_for_selector("#q-n0-key")
+    page.fill("#q-n0-key", "kind")
+    page.fill("#q-n0-text", "What does the paper contribute?")
+    page.fill("#q-n0-o-o0-value", "method")
+    page.fill("#q-n0-o-o0-label", "A training method")
+    page.locator("#n0-add-option").click()
+    page.wait_for_selector("#q-n0-o-o1-value")
+    page.fill("#q-n0-o-o1-value", "other")
+    page.fill("#q-n0-o-o1-label", "Something else")
+    page.get_by_role("button", name="+ Add a question").click()
+    page.wait_for_selector("#q-n1-key")
+    page.fill("#q-n1-key", "component")
+    page.fill("#q-n1-text", "Which component does it change?")
+    page.locator("#q-n1-kind").select_option("text")
+    page.wait_for_load_state("networkidle")
+    page.locator("#q-n1-show_if_question").select_option("kind")
+    page.wait_for_selector("input[name='q-n1-show_if_in'][value='method']")
+    page.locator("input[name='q-n1-show_if_in'][value='method']").check()
+    page.wait_for_load_state("networkidle")
+    page.get_by_role("button", name="Save draft").click()
+    page.wait_for_selector("#saved")
+    page.locator("#publish-link").click()
+    page.wait_for_url("**/publish/")
+    page.get_by_label("Note").fill("First version.")
+    page.get_by_role("button", name="Publish v1").click()
+    page.wait_for_url("**/v1/")
+
+    # A coder, invited by link.
+    page.goto(study_url)
+    follow_checklist(page, "members")
+    page.locator("select[name=role]").last.select_option("coder")
+    page.get_by_role("button", name="Make invite link").click()
+    link = page.locator("#invite-link").text_content().strip()
+    assert "/invite/" in link
+
+    # Three papers from a snapshot file.
+    page.goto(study_url)
+    follow_checklist(page, "items")
+    upload = tmp_path / "three-papers.jsonl"
+    upload.write_text("\n".join(snapshot_lines()) + "\n")
+    page.locator("select[name=format]").select_option("arxiv_snapshot_file")
+    page.locator("input[type=file][name=file]").set_input_files(str(upload))
+    page.get_by_role("button", name="Import").click()
+    page.wait_for_url("**/jobs/**")
+    page.wait_for_function("() => /done|finished/i.test(document.body.innerText)", timeout=30_000)
+    assert Item.objects.filter(study__slug=slug).count() == 3
+    page.goto(study_url)
+    for step in ("codebook", "items"):
+        assert page.locator(f"#setup [data-step='{step}']").get_attribute("class") == "done"
+    # An invite is not yet a coder: the step stays open until the link is used.
+    assert page.locator("#setup [data-step='members']").get_attribute("class") == "todo"
+    assert page.evaluate("window.__problems") == []
+
+    # The coder, in a browser of their own: the link makes an account and joins the study.
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    coder = context.new_page()
+    coder.add_init_script(WATCH)
+    coder.goto(link.replace("http://127.0.0.1:8000", live_server.url))
+    coder.locator("input[name=username]").fill("cleo")
+    coder.locator("input[name=password1]").fill(PASSWORD)
+    coder.locator("input[name=password2]").fill(PASSWORD)
+    coder.get_by_role("button", name="Create account and join").click()
+    coder.wait_for_url(f"**/studies/{slug}/**")
+    coder.goto(f"{live_server.url}/studies/{slug}/code/")
+    if coder.locator("#start-coding").count():
+        coder.locator("#start-coding").click()
+    coder.wait_for_url("**/code/*/")
+    component = coder.locator(".q[data-key='component']")
+    assert not component.is_visible()
+    coder.get_by_text("A training method").click()
+    assert component.is_visible()
+    component.locator("textarea, input[type=text]").first.fill("the clipping of the ratio")
+    coder.locator("#submit-button").click()
+    coder.wait_for_load_state("networkidle")
+    assert coder.evaluate("window.__problems") == []
+    context.close()
+    page.reload()
+    for step in ("codebook", "members", "items", "started"):
+        assert page.locator(f"#setup [data-step='{step}']").get_attribute("class") == "done"
+
+    coding = Coding.objects.get()
+    assert coding.assignment.coder.username == "cleo"
+    assert coding.values == {"kind": "method", "component": "the clipping of the ratio"}
+    assert json.dumps(coding.values)  # stored as the JSON the export reads
