@@ -76,13 +76,15 @@ def test_owner_builds_a_conditional_codebook_and_publishes_it(owner, page, log_i
 
     # The preview is the coding page: scope appears once "A training method" is chosen.
     preview = page.locator("#preview")
+    expect(preview.locator(".cond")).to_have_text("when label is method")  # the preview caught up
+    settle(page)
     assert preview.get_by_text("Main contribution?").is_visible()
     scope = preview.locator(".q[data-key='scope']")
-    assert scope.count() == 1 and not scope.is_visible()
+    expect(scope).to_be_hidden()
     preview.get_by_text("A training method").click()
-    assert scope.is_visible()
+    expect(scope).to_be_visible()
     preview.get_by_text("An analysis").click()
-    assert not scope.is_visible()
+    expect(scope).to_be_hidden()
     # It follows what is typed, before anything is saved.
     page.fill("#q-n0-text", "What does the paper contribute?")
     expect(preview).to_contain_text("What does the paper contribute?")

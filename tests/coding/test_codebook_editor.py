@@ -4,6 +4,8 @@ Olive owns alpha; cora and cyril code it, ada adjudicates, vera views, otto is o
 """
 
 import copy
+import html as html_lib
+import json
 import re
 import threading
 
@@ -280,7 +282,16 @@ def fieldsets(html):
     """Each question's fieldset up to its answer widget, whitespace folded."""
     found = re.findall(r'<fieldset class="q[^"]*".*?(?=\{\{|<p class="error"|<ul class="quotes"|</fieldset>)',
                        html, flags=re.S)
-    return [" ".join(part.replace(' class="q"', "").split()) for part in found]
+    return [" ".join(SHOW_IF.sub(canonical, part.replace(' class="q"', "")).split()) for part in found]
+
+
+# A condition's JSON keys come in the database's order (PostgreSQL's jsonb sorts them).
+SHOW_IF = re.compile(r'data-show-if="([^"]*)"')
+
+
+def canonical(match):
+    condition = json.loads(html_lib.unescape(match[1]))
+    return f'data-show-if="{json.dumps(condition, sort_keys=True)}"'
 
 
 def test_the_preview_draws_what_the_coding_page_draws(alpha, codebook, draft, people, client_for):
