@@ -11,7 +11,7 @@ class StudyArchived(Exception):
     code = "archived"
 
     def __init__(self, study):
-        super().__init__(f"The study {study.name!r} is archived: it takes no new work (no items "
+        super().__init__(f"The study “{study.name}” is archived: it takes no new work (no items "
                          "handed out, no codings submitted, no imports). An owner can restore it.")
         self.study = study
 

@@ -24,4 +24,5 @@ class ArchivedStudyMiddleware:
         if request.path.startswith("/api/"):
             return JsonResponse({"detail": str(exception), "code": exception.code}, status=409)
         return render(request, "coding/archived.html",
-                      {"study": exception.study, "reason": str(exception)}, status=409)
+                      {"study": exception.study, "reason": str(exception),
+                       "hide_archived_banner": True}, status=409)

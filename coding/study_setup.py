@@ -224,7 +224,7 @@ def update_study(study, user, changes):
     if changed:
         record(user, study, "study.settings", current.name, **changed)
     if "overlap" in changed:
-        sync_targets(current)
+        sync_targets(current, user)
     return study
 
 
@@ -275,6 +275,7 @@ class Step:
     done: bool
     url: str | None
     hint: str
+    action: str  # the link's words while the step is to do
     optional: bool = False
 
 
@@ -299,20 +300,22 @@ def setup_checklist(study):
     slug = study.slug
     return [
         Step("codebook", "Publish a codebook", state["published"],
-             safe_reverse("codebook-list", slug), "Write the questions coders answer, then publish."),
+             safe_reverse("codebook-list", slug), "Write the questions coders answer, then publish.",
+             "Write a codebook"),
         Step("members", "Add at least one coder", state["coders"], safe_reverse("members", slug),
-             "Add people with an account, or invite them with a one-time link."),
+             "Add people with an account, or invite them with a one-time link.", "Add members"),
         Step("items", "Import items", state["items"], safe_reverse("import", slug),
-             "Fill the pool from arXiv or GitHub, with screening rules."),
+             "Fill the pool from arXiv or GitHub, with screening rules.", "Import"),
         Step("started", "Coding started", state["started"], safe_reverse("queue", slug),
-             "The first coding arrives once a coder opens the coding page."),
+             "The first coding arrives once a coder opens the coding page; the queue shows "
+             "who is working.", "See the queue"),
         Step("calibration", "Choose calibration items", state["calibration"],
              safe_reverse("calibration", slug),
              "Training items with reference answers, coded before the main round.",
-             optional=True),
+             "Choose items", optional=True),
         Step("catalog", "Edit the method catalog", state["catalog"],
              safe_reverse("catalog-edit", slug), "Methods and frameworks for the landing scan.",
-             optional=True),
+             "Edit the catalog", optional=True),
     ]
 
 

@@ -14,7 +14,8 @@ from ..codings import NotHeld, latest_coding, save_draft, submit
 from ..models import Role
 from ..names import named_groups, namer
 from .serializers import (
-    CoderAssignmentSerializer, NotHeldSerializer, SampleSerializer, SkipSerializer, WorkSerializer,
+    ARCHIVED_RESPONSE, CoderAssignmentSerializer, NotHeldSerializer, SampleSerializer, SkipSerializer,
+    WorkSerializer,
 )
 
 
@@ -55,7 +56,8 @@ class CoderView(APIView):
 
 
 class NextItem(CoderView):
-    @extend_schema(request=None, responses={200: CoderAssignmentSerializer, 204: None})
+    @extend_schema(request=None, responses={200: CoderAssignmentSerializer, 204: None,
+                                            409: ARCHIVED_RESPONSE})
     def post(self, request, slug):
         """Your open item, or the next one reserved for you; 204 when nothing is left."""
         assignment = queue.next_item(self.study(), request.user)
@@ -79,7 +81,8 @@ class Submit(CoderView):
         """Submit answers; a second submission is kept as a new revision.
 
         409 when the item went back to the pool and filled up meanwhile: nothing is
-        recorded, the answers come back in `work` and are kept as the draft."""
+        recorded, the answers come back in `work` and are kept as the draft. Also 409,
+        with `code: archived` and no `work`, when the study is archived."""
         assignment = self.assignment()
         work = WorkSerializer(data=request.data)
         work.is_valid(raise_exception=True)

@@ -22,6 +22,7 @@ from ..access import access_study
 from ..codings import check_storable
 from ..models import Item, Role
 from ..views.imports import in_import_folder, save_upload, start_import
+from .serializers import ARCHIVED_RESPONSE
 
 
 class ImportRequest(serializers.Serializer):
@@ -40,7 +41,7 @@ class ImportRequest(serializers.Serializer):
 class ImportStart(APIView):
     parser_classes = [StrictJSONParser, MultiPartParser, FormParser]
 
-    @extend_schema(request=ImportRequest, responses={202: JobSerializer})
+    @extend_schema(request=ImportRequest, responses={202: JobSerializer, 409: ARCHIVED_RESPONSE})
     def post(self, request, slug):
         """Start an import into the pool (owners); poll the returned job."""
         study = access_study(request.user, slug, roles={Role.OWNER})

@@ -1,3 +1,4 @@
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
 from .. import limits
@@ -22,6 +23,19 @@ class StudySerializer(serializers.ModelSerializer):
 
     def get_my_roles(self, study) -> list[str]:
         return sorted(study.roles_of(self.context["request"].user))
+
+
+class ArchivedSerializer(serializers.Serializer):
+    """The study is archived and takes no new work (coding.archive); nothing was recorded."""
+
+    detail = serializers.CharField()
+    code = serializers.ChoiceField(choices=["archived"])
+
+
+# For the operations that do new work in a study (reserving, submitting, importing).
+ARCHIVED_RESPONSE = OpenApiResponse(ArchivedSerializer, description=(
+    "The study is archived: it takes no new work until an owner restores it "
+    "(`code: archived`); nothing was recorded."))
 
 
 class OptionSerializer(serializers.ModelSerializer):

@@ -511,3 +511,22 @@ def test_the_schema_documents_the_setup_operations(people, client_for):
     for path in ("/api/studies/{slug}/archive/", "/api/studies/{slug}/restore/"):
         assert "post" in paths[path]
     assert "get" in paths["/api/studies/{slug}/audit/"]
+
+
+def test_an_archived_studys_coding_page_offers_no_start_button(archived, people, client_for):
+    html = client_for(people["cyril"]).get(f"/studies/{archived.slug}/code/").content.decode()
+    assert 'id="start-coding"' not in html and "the study is archived" in html
+
+
+def test_the_owner_restores_from_the_archived_studys_page(archived, people, client_for):
+    html = client_for(people["olive"]).get(f"/studies/{archived.slug}/").content.decode()
+    assert f'action="/studies/{archived.slug}/restore/"' in html
+    assert "Set up this study" not in html
+
+
+def test_the_schema_documents_409_archived_where_new_work_is_refused(people, client_for):
+    paths = client_for(people["olive"]).get(
+        "/api/schema/", HTTP_ACCEPT="application/json").json()["paths"]
+    for path in ("/api/studies/{slug}/next/", "/api/studies/{slug}/imports/",
+                 "/api/studies/{slug}/assignments/{id}/submit/"):
+        assert "409" in paths[path]["post"]["responses"], path
