@@ -72,7 +72,8 @@ def after_token(fields, token, model):
             value = parse_datetime(value) if isinstance(value, str) else None
             if value is None or value.tzinfo is None:
                 raise ValueError("not a page token")
-        elif isinstance(value, bool) or not isinstance(value, int):
+        elif isinstance(value, bool) or not isinstance(value, int) or \
+                not -2**63 <= value < 2**63:  # what a database integer holds
             raise ValueError("not a page token")
         parsed.append((name, field.startswith("-"), value))
     after = None

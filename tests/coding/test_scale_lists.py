@@ -94,7 +94,8 @@ def test_the_codings_api_still_answers_offset_and_pages_other_orders(coded, peop
 
 
 @pytest.mark.parametrize("token", ["nonsense", "WyJ4Il0", "WzEsMl0", "WyIyMDI2LTAxLTAxIl0",
-                                   "e30", "WzEuNV0", "W3RydWVd"])
+                                   "e30", "WzEuNV0", "W3RydWVd",
+                                   "WzEwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDBd"])  # [10**30]
 def test_a_token_that_is_not_one_is_a_located_400(coded, people, client_for, token):
     olive = client_for(people["olive"])
     for url in (f"/api/studies/{coded.slug}/codings/?after={token}",
