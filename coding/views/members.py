@@ -5,6 +5,7 @@ an invite (its link shown once, in the answer to the POST that made it), revoke 
 invites, and the history of these changes. The invite page is anyone's who holds a link.
 """
 
+from axes.handlers.proxy import AxesProxyHandler
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
@@ -24,6 +25,15 @@ from ..models import Role
 HISTORY = 50  # latest membership and invite changes shown on the page
 # A freshly made account is logged in directly (Axes checks passwords, not this).
 BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+def log_in(request, user):
+    """Log a new account in from its invite page. django-axes writes the request's path to
+    its access log (a table), and this path holds the invite's token: it gets the path
+    without it."""
+    AxesProxyHandler.update_request(request)
+    request.axes_path_info = "/invite/<token>/"
+    login(request, user, backend=BACKEND)
 
 
 class AddMemberForm(forms.Form):
@@ -202,7 +212,7 @@ def invite_page(request, invite_token):
                 add_errors(form, refused)
         else:
             if not signed_in:
-                login(request, membership.user, backend=BACKEND)
+                log_in(request, membership.user)
             messages.success(request, f"Welcome to {invite.study.name}: you are "
                                       f"{membership.role} here.")
             return redirect("study-detail", slug=invite.study.slug)
