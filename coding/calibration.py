@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q
 
 from .audit import record
-from .codebooks import check_values
+from .codebooks import check_values, shown_key
 from .models import Assignment, Coding, Item, Membership, Role
 
 CALIBRATION, MAIN = Item.Round.CALIBRATION, Item.Round.MAIN
@@ -74,6 +74,7 @@ def pool_candidates(study, search="", after=None, limit=PAGE):
              .select_related("document")
              .only("pk", "added_at", "document__key", "document__title", "document__kind")
              .order_by("pk"))
+    search = search.replace("\x00", "")  # PostgreSQL refuses NUL in any text it is sent
     if search:
         items = items.filter(Q(document__key__icontains=search)
                              | Q(document__title__icontains=search))
@@ -189,6 +190,10 @@ def add_items(study, actor, *, ids=(), keys=()):
     document key: all of them, or none (ValidationError naming each one refused).
     Returns {"added": [document keys], "already": [document keys already in calibration]}."""
     ids, keys = list(dict.fromkeys(ids)), list(dict.fromkeys(keys))
+    unreadable = {shown_key(k): "not a document key" for k in keys
+                  if not isinstance(k, str) or "\x00" in k or len(k) > 300}
+    if unreadable:
+        raise ValidationError(unreadable)
     if not ids and not keys:
         raise ValidationError({"items": "name at least one item, by id or document key"})
     if len(ids) + len(keys) > MAX_ITEMS_PER_CHANGE:
@@ -280,12 +285,13 @@ def change(study, actor, *, threshold=None, waived=None):
             errors.update(error.message_dict)
     memberships = {}
     if waived:
+        names = [n for n in waived if isinstance(n, str) and "\x00" not in n]
         memberships = {m.user.username: m for m in Membership.objects.filter(
             study=study, role=Role.CODER, deleted_at__isnull=True,
-            user__username__in=list(waived)).select_related("user")}
+            user__username__in=names).select_related("user")}
         for name in waived:
             if name not in memberships:
-                errors[f"waived.{name}"] = "not a coder of this study"
+                errors[f"waived.{shown_key(name)}"] = "not a coder of this study"
     if errors:
         raise ValidationError(errors)
     if threshold is not None and threshold != study.calibration_threshold:

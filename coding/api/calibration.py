@@ -6,6 +6,7 @@ about (a document key, a question key, `threshold`, `waived.<username>`)."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import path
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -167,7 +168,11 @@ class CalibrationItems(APIView):
 
 
 class CalibrationItem(APIView):
-    @extend_schema(request=None, responses={204: OpenApiResponse(description="Back in the main round.")})
+    @extend_schema(request=None, responses={
+        204: OpenApiResponse(description="Back in the main round."),
+        400: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+            "Refused: a coder has coded, skipped or holds the item; the body names it by its "
+            "document key and says why."))})
     def delete(self, request, slug, item_id):
         """Move a calibration item back to the main round, its reference answer dropped;
         400 once a coder has coded, skipped or holds it."""

@@ -529,3 +529,45 @@ def test_an_import_can_put_new_documents_straight_into_calibration(
     call_command("import_to_study", alpha.slug, "--format", "arxiv_snapshot_file", "--path",
                  str(last), "--round", "calibration")
     assert Item.objects.get(document__key="2599.10009").round == "calibration"
+
+
+@pytest.mark.parametrize("body", [
+    {"values": []}, {"values": "rl_method"}, {"values": None}, {}, {"values": {"label": ["rl_method"]}},
+    {"values": {**REFERENCE, "size_b": 1e308 * 10}}, {"values": {**REFERENCE, "size_b": True}},
+    {"values": {**REFERENCE, "note": "x\u0000y"}}, {"values": {**REFERENCE, "failures": "none"}},
+    {"values": {**REFERENCE, "lab\u202eel": "x"}}, {"values": {**REFERENCE, "note": "n" * 100_000}},
+])
+def test_hostile_reference_bodies_are_refused_by_name(calibrated, people, body):
+    item = calibrated.calibration_item
+    raw = json.dumps(body).replace("Infinity", "1e400")
+    answer = api(people["olive"]).put(
+        f"/api/studies/{calibrated.slug}/calibration/items/{item.pk}/reference/", raw,
+        content_type="application/json")
+    assert answer.status_code == 400, answer.content
+    assert answer.json()
+    item.refresh_from_db()
+    assert item.reference_values == SECRET_REFERENCE
+
+
+@pytest.mark.parametrize("body", [
+    {"items": "1"}, {"items": [0]}, {"items": [2**63]}, {"items": [1.5]}, {"document_keys": [None]},
+    {"document_keys": "2599.00001"}, {"items": list(range(1, 502))}, {"document_keys": ["a\u0000"]},
+])
+def test_hostile_item_lists_are_refused_by_name(calibrated, people, body):
+    answer = send(api(people["olive"]), "post",
+                  f"/api/studies/{calibrated.slug}/calibration/items/", body)
+    assert answer.status_code == 400, answer.content
+    assert Item.objects.filter(round="calibration").count() == 1
+
+
+def test_text_the_database_cannot_take_is_refused_by_name(calibrated, people, client_for):
+    olive = client_for(people["olive"])
+    url = f"/studies/{calibrated.slug}/calibration/"
+    assert olive.get(url, {"q": "a\x00b"}).status_code == 200
+    refused = olive.post(url, {"action": "add", "keys": "2599.00001 a\x00b"})
+    assert refused.status_code == 400 and "a\\x00b: not a document key" in refused.content.decode()
+    waive = olive.post(url, {"action": "waive", "coder": "co\x00ra", "waived": "1"})
+    assert waive.status_code == 400 and "waived.co\\x00ra: not a coder" in waive.content.decode()
+    by_api = send(api(people["olive"]), "patch", f"/api/studies/{calibrated.slug}/calibration/",
+                  {"waived": {"co\u0000ra": True}})
+    assert by_api.status_code == 400 and list(by_api.json()) == ["waived.co\\x00ra"]
