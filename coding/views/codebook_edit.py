@@ -116,7 +116,8 @@ def blank_option():
 
 def apply_op(op, spec, tokens):
     """Apply a structural action ('add_question', 'up:q3', 'remove_option:q3:o1', …) to
-    the parsed form; returns the token of the card to bring into view, or None."""
+    the parsed form; returns the id of the field to put the cursor in next, or None (a
+    move keeps it on the button pressed)."""
     name, _, rest = op.partition(":")
     args = rest.split(":") if rest else []
     questions, index = spec["questions"], [t for t, _ in tokens]
@@ -124,31 +125,36 @@ def apply_op(op, spec, tokens):
         token = _new_token(index, "n")
         questions.append(blank_question())
         tokens.append((token, ["o0"]))
-        return token
+        return f"q-{token}-key"
     if not args or args[0] not in index:
         return None
-    i = index.index(args[0])
+    i, t = index.index(args[0]), args[0]
     if name in ("up", "down"):
         j = i - 1 if name == "up" else i + 1
         if 0 <= j < len(questions):
             questions[i], questions[j] = questions[j], questions[i]
             tokens[i], tokens[j] = tokens[j], tokens[i]
-    elif name == "remove_question":
+        return None
+    if name == "remove_question":
         del questions[i], tokens[i]
-    elif name == "add_option":
+        return "add-question"
+    if name == "add_option":
         questions[i]["options"].append(blank_option())
-        tokens[i][1].append(_new_token(tokens[i][1], "o"))
-    elif len(args) == 2 and args[1] in tokens[i][1]:
+        u = _new_token(tokens[i][1], "o")
+        tokens[i][1].append(u)
+        return f"q-{t}-o-{u}-value"
+    if len(args) == 2 and args[1] in tokens[i][1]:
         options, option_tokens = questions[i]["options"], tokens[i][1]
         k = option_tokens.index(args[1])
         if name == "remove_option":
             del options[k], option_tokens[k]
-        elif name in ("option_up", "option_down"):
+            return f"{t}-add-option"
+        if name in ("option_up", "option_down"):
             m = k - 1 if name == "option_up" else k + 1
             if 0 <= m < len(options):
                 options[k], options[m] = options[m], options[k]
                 option_tokens[k], option_tokens[m] = option_tokens[m], option_tokens[k]
-    return args[0]
+    return None
 
 
 def located(errors):

@@ -257,7 +257,7 @@ def test_structural_actions_change_the_form_and_save_nothing(alpha, codebook, dr
     # …and its condition names a question below it: the editor says so.
     assert "not above this question" in html
     html = client.post(url(alpha, codebook, "edit/"), {**form, "op": "add_question"}).content.decode()
-    assert 'data-token="n6"' in html and "data-focus" in html
+    assert 'data-token="n6"' in html and 'data-target="q-n6-key"' in html  # the cursor goes there
     html = client.post(url(alpha, codebook, "edit/"),
                        {**form, "op": "remove_option:q0:o0"}).content.decode()
     assert 'name="q-q0-o-o0-value"' not in html

@@ -1,5 +1,5 @@
 // The codebook editor (coding/views/codebook_edit.py): drag a question by its handle,
-// Alt+↑/↓ to move the question in focus, a redraw when a kind or a condition's question
+// Alt+↑/↓ to move the question in focus, a redraw when a condition's question
 // changes, conditional questions in the preview, and a warning before publishing unsaved
 // changes. Without this file every action is still a button the server answers.
 (function () {
@@ -62,7 +62,8 @@
 
   // --- redraw when what a question offers changes -----------------------------------------
   form.addEventListener("change", (event) => {
-    if (event.target.matches("select.kind, select.condition-question")) redraw();
+    // A kind shows its own fields by CSS alone; a condition's answers come from the server.
+    if (event.target.matches("select.condition-question")) redraw();
   });
   form.addEventListener("input", () => { dirty = true; status(""); });
 
@@ -78,11 +79,12 @@
         const first = form.querySelector(".has-error");
         if (first) first.scrollIntoView({ block: "center" });
       }
-      const fresh = form.querySelector("[data-focus]");
-      if (fresh) {
-        fresh.scrollIntoView({ block: "center" });
-        const input = fresh.querySelector("input[type=text]");
-        if (input) input.focus();
+      // After adding or removing, the cursor goes where the next keystroke belongs.
+      const next = form.querySelector("#focus-next");
+      const target = next && document.getElementById(next.dataset.target);
+      if (target) {
+        target.focus({ preventScroll: true });
+        target.scrollIntoView({ block: "center" });
       }
     }
     applyConditions();
