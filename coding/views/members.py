@@ -43,7 +43,8 @@ class AddMemberForm(forms.Form):
 
 class InviteForm(forms.Form):
     role = forms.ChoiceField(choices=Role.choices, initial=Role.CODER)
-    note = forms.CharField(label="For (a name, for your list)", max_length=200, required=False)
+    note = forms.CharField(label="Who it is for (optional)", max_length=200, required=False,
+                           help_text="A name for your list of invites; the invitee never sees it.")
     email = forms.EmailField(label="E-mail (optional)", required=False,
                              help_text="The link is mailed there when a mail server is set up.")
     days = forms.IntegerField(label="Expires after (days)", min_value=1,
@@ -66,8 +67,11 @@ def page(request, study, *, add_form=None, invite_form=None, new_link=None, mail
          status=200):
     history = (audit.entries_for(study).filter(action__regex=r"^(member|invite)\.")
                [:HISTORY])
+    people = list(service.live_members(study))
+    owners = [m.pk for m in people if m.role == Role.OWNER]
     response = render(request, "coding/members.html", {
-        "study": study, "members": service.live_members(study),
+        "study": study, "members": people,
+        "sole_owner": owners[0] if len(owners) == 1 else None,
         "add_form": add_form or AddMemberForm(),
         "invite_form": invite_form or InviteForm(),
         "role_choices": Role.choices,

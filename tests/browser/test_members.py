@@ -17,7 +17,7 @@ def test_an_invited_person_joins_with_the_link_and_codes(demo, watched, log_in, 
     page.get_by_role("link", name="Manage members and invites").click()
     invite_form = page.locator("form", has_text="Make invite link")
     invite_form.get_by_label("Role").select_option("coder")
-    invite_form.get_by_label("For (a name, for your list)").fill("Nadia Example")
+    invite_form.get_by_label("Who it is for").fill("Nadia Example")
     invite_form.get_by_role("button", name="Make invite link").click()
     link = page.locator("#invite-link").inner_text()
     assert "/invite/" in link and link.split("/invite/")[1].strip("/") not in str(

@@ -434,6 +434,8 @@ def test_the_last_owner_cannot_be_removed_or_demoted(alpha, people, client_for):
     assert as_json(olive, "delete", f"{api_members(alpha)}{mine.pk}/").status_code == 409
     assert as_json(olive, "patch", f"{api_members(alpha)}{mine.pk}/",
                    {"role": "coder"}).status_code == 409
+    listed = olive.get(members_url(alpha)).content.decode()
+    assert "The study's only owner" in listed and "Remove olive as owner" not in listed
     page = olive.post(f"{members_url(alpha)}{mine.pk}/remove/", follow=True)
     assert b"needs an owner" in page.content
     olive.post(f"{members_url(alpha)}{mine.pk}/role/", {"role": "viewer"})
