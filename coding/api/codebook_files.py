@@ -1,5 +1,6 @@
 """Codebooks as files: JSON and YAML (one versioned schema) and REFI-QDA .qdc: REST API."""
 
+from django.http import JsonResponse
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (OpenApiParameter, OpenApiResponse, extend_schema,
@@ -12,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..access import access_study
-from ..codebook_files import (FORMATS, MAX_FILE_BYTES, BadFile, InvalidSpec, Parsed,
+from ..codebook_files import (FORMATS, MAX_FILE_BYTES, SCHEMA, BadFile, InvalidSpec, Parsed,
                               check_structure, import_codebook, import_file, load_json,
                               read_upload)
 from ..models import Codebook, Role
@@ -52,6 +53,16 @@ class CodebookFile(APIView):
         if response.status_code == 400:
             raise ValidationError({"format": [response.content.decode()]})
         return response
+
+
+class CodebookFormat(APIView):
+    @extend_schema(responses={(200, "application/schema+json"): OpenApiResponse(
+        OpenApiTypes.OBJECT, description="The JSON Schema (draft 2020-12) of the codebook "
+        "file format, version 1: what the file download sends and the import reads.")})
+    def get(self, request):
+        """The JSON Schema of codebook files (JSON and YAML), format version 1."""
+        return JsonResponse(SCHEMA, content_type="application/schema+json",
+                            json_dumps_params={"indent": 2})
 
 
 class CodebookJSONParser(JSONParser):
@@ -149,6 +160,7 @@ class CodebookImport(APIView):
 
 
 urlpatterns = [
+    path("codebook-format/v1/", CodebookFormat.as_view(), name="api-codebook-format"),
     path("studies/<slug:slug>/codebooks/<int:codebook_id>/versions/<int:number>/file/",
          CodebookFile.as_view(), name="api-codebook-file"),
     path("studies/<slug:slug>/codebooks/import/", CodebookImport.as_view(),

@@ -524,3 +524,20 @@ def test_the_import_page_holds_no_code_the_policy_would_refuse(alpha, client_for
         assert "script-src" in response["Content-Security-Policy"]
         assert inline_code(response.content.decode()) == []
     assert b"duplicate key" in refused.content
+
+
+def test_the_format_schema_is_served_and_every_export_meets_it(alpha, people):
+    import jsonschema
+
+    api = APIClient()
+    api.force_authenticate(people["cora"])
+    response = api.get(reverse("api-codebook-format"))
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/schema+json"
+    schema = json.loads(response.content)
+    assert schema == codebook_files.SCHEMA
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for preset in PRESETS:
+        version = create_codebook(alpha, preset).versions.get()
+        jsonschema.validate(json.loads(dump(version, "json")), schema)
+        jsonschema.validate(yaml.safe_load(dump(version, "yaml")), schema)
