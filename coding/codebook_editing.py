@@ -13,6 +13,9 @@ same transaction:
 Every change is audited in its own transaction (coding.audit).
 """
 
+import hashlib
+import json
+
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -82,18 +85,38 @@ def start_draft(codebook, actor):
         return draft, False
     try:
         with transaction.atomic():
-            draft = draft_new_version(codebook, actor)
+            if codebook.versions.exists():
+                draft = draft_new_version(codebook, actor)
+            else:  # a codebook made elsewhere without any version
+                draft = CodebookVersion.objects.create(codebook=codebook, number=1,
+                                                       created_by=actor)
     except IntegrityError:
         return draft_of(codebook), False
     audit.record(actor, codebook.study, "codebook.draft", str(draft),
-                 from_version=draft.number - 1)
+                 from_version=draft.number - 1 or None)
     return draft, True
 
 
+class Conflict(Exception):
+    """The draft changed since the editor read it (another tab, another owner)."""
+
+
+def revision(spec):
+    """A short fingerprint of a spec: what an editor read, to refuse saving over a newer one."""
+    text = json.dumps(spec, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 @transaction.atomic
-def save_spec(version, actor, spec):
-    """Write the spec into the draft (checked first; nothing written if it has errors)."""
+def save_spec(version, actor, spec, base=None):
+    """Write the spec into the draft (checked first; nothing written if it has errors).
+    With `base`, the revision the editor started from, a draft saved meanwhile by someone
+    else is not overwritten: Conflict."""
+    CodebookVersion.objects.select_for_update().filter(pk=version.pk).first()
     before = spec_of(version)
+    if base is not None and base != revision(before):
+        raise Conflict(f"{version} was saved by someone else since you opened it; reload it "
+                       "to see their changes (yours are still in this form).")
     save_draft(version, spec)
     version.codebook.refresh_from_db()
     changes = diff(before, spec)

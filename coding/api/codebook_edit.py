@@ -6,7 +6,7 @@ back. Every refusal of a spec is a 400 with `{path: [messages]}`, paths such as
 """
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -15,8 +15,8 @@ from django.urls import path
 
 from ..access import access_study
 from ..codebook_editing import (
-    OPEN_ASSIGNMENTS, NothingToPublish, draft_of, previous_version, publish_draft, save_spec,
-    start_draft, version_diff,
+    OPEN_ASSIGNMENTS, Conflict, NothingToPublish, draft_of, previous_version, publish_draft,
+    revision, save_spec, start_draft, version_diff,
 )
 from ..codebook_spec import InvalidSpec, spec_of
 from ..models import Codebook, Question, Role
@@ -79,6 +79,8 @@ class NewCodebookSerializer(serializers.Serializer):
 
 class DraftSerializer(serializers.Serializer):
     version = serializers.IntegerField(help_text="The draft's version number.")
+    revision = serializers.CharField(help_text="Send it back as `If-Match` with a PUT: a "
+                                               "draft saved meanwhile is then not overwritten.")
     spec = CodebookSpec()
 
 
@@ -131,10 +133,15 @@ class PublishedSerializer(serializers.Serializer):
 
 
 CONFLICT = OpenApiResponse(description="Nothing to publish: no draft (already published).")
+PRECONDITION = OpenApiResponse(description="The draft changed since the revision in If-Match; "
+                                           "nothing was written.")
+IF_MATCH = OpenApiParameter("If-Match", str, OpenApiParameter.HEADER, required=False,
+                            description="The `revision` of the draft you read.")
 
 
 def draft_payload(version):
-    return {"version": version.number, "spec": spec_of(version)}
+    spec = spec_of(version)
+    return {"version": version.number, "revision": revision(spec), "spec": spec}
 
 
 def version_payload(version):
@@ -166,18 +173,22 @@ class Draft(CodebookView):
                                        "version."}, status=status.HTTP_404_NOT_FOUND)
         return Response(draft_payload(draft))
 
-    @extend_schema(request=CodebookSpec, responses={200: DraftSerializer})
+    @extend_schema(request=CodebookSpec, parameters=[IF_MATCH],
+                   responses={200: DraftSerializer, 412: PRECONDITION})
     def put(self, request, slug, codebook_id):
         """Replace the draft with a spec: all of it is written, or nothing (400 with
-        `{path: [messages]}`)."""
+        `{path: [messages]}`). With `If-Match: <revision>`, 412 if it changed meanwhile."""
         draft = draft_of(self.codebook())
         if draft is None:
             return Response({"detail": "No draft: POST here to start one."},
                             status=status.HTTP_404_NOT_FOUND)
+        base = request.headers.get("If-Match", "").strip().strip('"') or None
         try:
-            save_spec(draft, request.user, request.data)
+            save_spec(draft, request.user, request.data, base=base)
         except InvalidSpec as invalid:
             raise spec_error(invalid) from None
+        except Conflict as conflict:
+            return Response({"detail": str(conflict)}, status=status.HTTP_412_PRECONDITION_FAILED)
         return Response(draft_payload(draft))
 
     @extend_schema(request=None, responses={200: DraftSerializer, 201: DraftSerializer})

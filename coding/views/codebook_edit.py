@@ -25,8 +25,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from ..access import access_study
 from ..codebook_diff import is_empty
 from ..codebook_editing import (
-    OPEN_ASSIGNMENTS, InvalidSpec, NothingToPublish, draft_of, new_codebook, publish_draft,
-    save_spec, start_draft, version_diff,
+    OPEN_ASSIGNMENTS, Conflict, InvalidSpec, NothingToPublish, draft_of, new_codebook,
+    publish_draft, revision, save_spec, start_draft, version_diff,
 )
 from ..codebook_spec import spec_of, validate
 from ..models import Assignment, Codebook, Question, Role
@@ -302,21 +302,24 @@ def codebook_edit(request, slug, codebook_id):
             "study": study, "codebook": codebook, "current": codebook.current_version()},
             status=409 if request.method == "POST" else 200)
     context = {"study": study, "codebook": codebook, "draft": draft, "saved": None,
-               "focus": None}
+               "focus": None, "conflict": None}
     status = 200
     if request.method == "POST":
         spec, tokens = parse_form(request.POST)
         spec["applies_to"] = codebook.applies_to
         op = request.POST.get("op", "refresh")
+        base = request.POST.get("base", "")[:64]
         errors = {}
-        if op == "save":
+        if op in ("save", "overwrite"):
             try:
-                save_spec(draft, request.user, spec)
+                save_spec(draft, request.user, spec, base=base if op == "save" and base else None)
             except InvalidSpec as invalid:
                 errors, status = located(invalid.errors), 400
+            except Conflict as conflict:
+                context["conflict"], status = str(conflict), 409
             else:
                 context["saved"] = draft
-                codebook.refresh_from_db()
+                base = revision(spec_of(draft))
                 if not request.htmx:
                     messages.success(request, f"Draft v{draft.number} saved.")
                     return redirect("codebook-edit", slug=slug, codebook_id=codebook.pk)
@@ -325,7 +328,8 @@ def codebook_edit(request, slug, codebook_id):
     else:
         spec = spec_of(draft)
         tokens = fresh_tokens(spec)
-        errors = {}
+        errors, base = {}, revision(spec)
+    context["base"] = base
     rows, general = cards(spec, tokens, errors)
     context.update(spec=spec, rows=rows, general_errors=general, errors=errors,
                    preview=preview_questions(spec), kinds=Question.Kind.choices,

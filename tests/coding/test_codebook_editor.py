@@ -612,3 +612,27 @@ def test_editor_pages_carry_no_inline_code(alpha, codebook, draft, people, clien
         response = client.get(page)
         assert response.status_code == 200
         assert inline_code(response.content.decode()) == [], page
+
+
+def test_a_draft_saved_meanwhile_is_not_overwritten(alpha, codebook, draft, people, client_for):
+    client = client_for(people["olive"])
+    page = client.get(url(alpha, codebook, "edit/")).content.decode()
+    base = re.search(r'name="base" value="([0-9a-f]+)"', page)[1]
+    # Another tab (or another owner) saves first.
+    olive = api(people["olive"])
+    theirs = olive.get(api_url(alpha, codebook, "draft/")).json()
+    theirs["spec"]["questions"][0]["text"] = "Their wording"
+    assert olive.put(api_url(alpha, codebook, "draft/"), theirs["spec"], format="json",
+                     HTTP_IF_MATCH=theirs["revision"]).status_code == 200
+    # A PUT from the revision read before that one is refused.
+    stale = olive.put(api_url(alpha, codebook, "draft/"), theirs["spec"], format="json",
+                      HTTP_IF_MATCH=theirs["revision"])
+    assert stale.status_code == 412
+    form = editor_form(spec_of(codebook.versions.get(number=1)))
+    form["q-q0-text"], form["base"], form["op"] = "My wording", base, "save"
+    response = client.post(url(alpha, codebook, "edit/"), form)
+    assert response.status_code == 409 and b"Save mine over theirs" in response.content
+    assert spec_of(draft)["questions"][0]["text"] == "Their wording"
+    form["op"] = "overwrite"
+    assert client.post(url(alpha, codebook, "edit/"), form).status_code == 302
+    assert spec_of(draft)["questions"][0]["text"] == "My wording"
