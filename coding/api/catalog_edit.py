@@ -19,6 +19,7 @@ from .. import catalog_edit
 from ..models import Method, OptionName
 from ..views.catalog import access_catalog
 from ..views.catalog_edit import access_catalog_editor
+from .filters import MAX_ID
 
 
 class OptionNameSerializer(serializers.ModelSerializer):
@@ -60,7 +61,8 @@ class FrameworkSerializer(serializers.Serializer):
 
 
 class OptionNameInput(serializers.Serializer):
-    framework = serializers.IntegerField(min_value=1, help_text="A framework id of this study.")
+    framework = serializers.IntegerField(min_value=1, max_value=MAX_ID,
+                                         help_text="A framework id of this study.")
     name = serializers.CharField(help_text="The option's name in that framework's code.")
 
 
