@@ -123,3 +123,31 @@ def test_owner_builds_a_conditional_codebook_and_publishes_it(owner, page, log_i
     assert questions[0].text == "What does the paper contribute?"
     assert [o.value for o in questions[0].options.all()] == ["method", "analysis"]
     assert questions[1].show_if == {"question": "label", "in": ["method"]}
+
+
+def test_an_options_own_key_chooses_it_on_the_coding_page(owner, page, log_in, live_server):
+    """A shortcut set in the editor is the key a coder presses; the others keep their digit."""
+    from coding import queue
+    from coding.codebooks import create_codebook
+
+    cora = factories.user("cora")
+    factories.member(owner, cora, Role.CODER)
+    codebook = create_codebook(owner, {"name": "Keys", "applies_to": "paper", "questions": [
+        {"key": "label", "kind": "single", "text": "Main contribution?",
+         "options": [{"value": "method", "label": "A method"},
+                     {"value": "analysis", "label": "An analysis", "shortcut": "a"}]},
+        {"key": "size_b", "kind": "number", "text": "Largest policy", "unit": "billion parameters",
+         "options": [{"value": "not_reported", "label": "Not reported", "shortcut": "r"}]}]})
+    held = queue.assign(factories.paper_item(owner, codebook, 1), cora)
+
+    log_in("cora", factories.PASSWORD)
+    page.goto(f"{live_server.url}/studies/{owner.slug}/code/{held.pk}/")
+    first = page.locator(".q[data-key='label']")
+    assert first.locator("label.opt kbd").all_text_contents() == ["1", "a"]
+    page.keyboard.press("a")
+    assert first.locator("input[value='analysis']").is_checked()
+    second = page.locator(".q[data-key='size_b']")
+    expect(second).to_have_class("q focus")  # a radio answer moves on
+    assert "billion parameters" in second.text_content()
+    page.keyboard.press("r")
+    assert second.locator("input[value='not_reported']").is_checked()

@@ -67,6 +67,15 @@ window.QuestionKeys = function (form, options) {
     }
     if (isTyping(target)) {
       if (event.key === "Escape") target.blur();
+      // In a number box a letter is no number: it may be a special answer's own key.
+      const box = target.classList.contains("number") && target.closest(".q");
+      if (box && /^[a-z]$/i.test(event.key) && !event.ctrlKey && !event.metaKey && !event.altKey &&
+          choiceFor(box, event.key)) {
+        event.preventDefault();
+        target.value = "";
+        choose(event.key);
+        return;
+      }
       if (event.key === "Enter" && target.tagName === "INPUT" && form.contains(target)) {
         event.preventDefault();
         submit();
