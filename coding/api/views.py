@@ -2,7 +2,9 @@
 
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view,
+)
 from rest_framework import generics, mixins, serializers, status, viewsets
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -46,7 +48,11 @@ class StudyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
             raise ValidationError({"archived": error.detail}) from None
         return (study_setup.archived if show_archived else study_setup.live)(studies)
 
-    @extend_schema(request=study_setup_api.StudyCreateSerializer, responses={201: StudySerializer})
+    @extend_schema(request=study_setup_api.StudyCreateSerializer, responses={
+        201: StudySerializer,
+        403: OpenApiResponse(description="You may not create studies, or `copy_of` names a "
+                                         "study you do not own."),
+        404: OpenApiResponse(description="`copy_of` names no study you are a member of.")})
     def create(self, request):
         """Create a study, which you then own: blank, from a preset, or as a copy of a study
         you own. Needs the permission to create studies (staff have it; an administrator
