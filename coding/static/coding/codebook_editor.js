@@ -67,6 +67,31 @@
   });
   form.addEventListener("input", () => { dirty = true; status(""); });
 
+  // What is typed while a redraw is on its way is put back into the redrawn form (its
+  // fields keep their ids), so a slow answer never swallows keystrokes.
+  let typedMeanwhile = null;
+  function remember(event) {
+    const field = event.target;
+    if (!typedMeanwhile || !field.id) return;
+    typedMeanwhile[field.id] = field.type === "checkbox" ? field.checked : field.value;
+  }
+  form.addEventListener("input", remember);
+  form.addEventListener("change", remember);
+  document.body.addEventListener("htmx:beforeRequest", (event) => {
+    if (event.detail.elt === form) typedMeanwhile = {};
+  });
+  function putBack() {
+    const typed = Object.entries(typedMeanwhile || {});
+    typed.forEach(([id, value]) => {
+      const field = document.getElementById(id);
+      if (!field) return;
+      if (field.type === "checkbox") field.checked = value;
+      else field.value = value;
+    });
+    typedMeanwhile = null;
+    return typed.length > 0;
+  }
+
   document.body.addEventListener("htmx:beforeRequest", (event) => {
     const button = event.detail.requestConfig && event.detail.requestConfig.triggeringEvent &&
       event.detail.requestConfig.triggeringEvent.submitter;
@@ -74,7 +99,8 @@
   });
   document.body.addEventListener("htmx:afterSwap", (event) => {
     if (event.detail.target === form) {
-      if (form.querySelector("#saved")) dirty = false;
+      const typed = putBack();
+      if (form.querySelector("#saved")) dirty = typed;
       else if (form.querySelector("#save-errors")) {
         const first = form.querySelector(".has-error");
         if (first) first.scrollIntoView({ block: "center" });
