@@ -18,3 +18,13 @@ def spec_value(value):
     if isinstance(value, float) and value.is_integer():
         return f"{value:g}"
     return str(value)
+
+
+@register.filter
+def number_input(value):
+    """A bound as an input shows it: empty for none, 7 not 7.0, else the shortest exact form."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return str(value)
