@@ -90,7 +90,7 @@ def test_owner_builds_a_conditional_codebook_and_publishes_it(owner, page, log_i
     expect(preview).to_contain_text("What does the paper contribute?")
 
     # Reorder: drag scope above label by its handle, then Alt+↓ moves it back.
-    page.locator("#card-n1 .drag-handle").drag_to(page.locator("#card-n0 .qcard-head"))
+    page.locator("#card-n1 .qcard-head .drag-handle").drag_to(page.locator("#card-n0 .qcard-head"))
     expect(page.locator("#qcards .qcard").first).to_have_attribute("data-token", "n1")
     settle(page)
     assert card_keys(page) == ["scope", "label"]
@@ -100,6 +100,13 @@ def test_owner_builds_a_conditional_codebook_and_publishes_it(owner, page, log_i
     settle(page)
     assert card_keys(page) == ["label", "scope"]
     assert page.evaluate("document.activeElement.id") == "n1-down" or page.locator("#card-n1").is_visible()
+
+    # Options move the same ways: drag "An analysis" above the first, Alt+↓ on it back.
+    page.locator("#card-n0-o1 .drag-handle").drag_to(page.locator("#card-n0-o0 .orow"))
+    expect(page.locator("#card-n0 .ocard").first).to_have_id("card-n0-o1")
+    page.locator("#q-n0-o-o1-label").focus()
+    page.keyboard.press("Alt+ArrowDown")
+    expect(page.locator("#card-n0 .ocard").first).to_have_id("card-n0-o0")
 
     page.get_by_role("button", name="Save draft").click()
     page.wait_for_selector("#saved")

@@ -1,5 +1,5 @@
-// The codebook editor (coding/views/codebook_edit.py): drag a question by its handle,
-// Alt+↑/↓ to move the question in focus, a redraw when a condition's question
+// The codebook editor (coding/views/codebook_edit.py): drag a question or an option by its
+// handle, Alt+↑/↓ to move the one in focus, a redraw when a condition's question
 // changes, conditional questions in the preview, and a warning before publishing unsaved
 // changes. Without this file every action is still a button the server answers.
 (function () {
@@ -12,42 +12,46 @@
   // Structural actions are submit buttons named "op"; htmx sends the one clicked.
   function redraw() { document.getElementById("refresh-button").click(); }
 
-  function press(card, which) {
-    const button = card && document.getElementById(card.dataset.token + "-" + which);
-    if (button && !button.disabled) button.click();
+  // A question card or an option row: the move buttons of the innermost one.
+  function moveButton(item, up) {
+    const tools = item.classList.contains("ocard") ? ":scope > .orow .otools" : ":scope > .qcard-head .qcard-tools";
+    return item.querySelectorAll(tools + " button")[up ? 0 : 1];
   }
 
-  // --- keyboard: Alt+↑ / Alt+↓ move the question being edited ---------------------------
+  // --- keyboard: Alt+↑ / Alt+↓ move the option, or else the question, being edited -------
   form.addEventListener("keydown", (event) => {
     if (!event.altKey || (event.key !== "ArrowUp" && event.key !== "ArrowDown")) return;
-    const card = event.target.closest(".qcard");
-    if (!card) return;
+    const item = event.target.closest(".ocard, .qcard");
+    if (!item) return;
     event.preventDefault();
-    press(card, event.key === "ArrowUp" ? "up" : "down");
+    const button = moveButton(item, event.key === "ArrowUp");
+    if (button && !button.disabled) button.click();
   });
 
-  // --- pointer: drag a question by its handle (pointer events: mouse, pen and touch) ------
+  // --- pointer: drag a question or an option by its handle (mouse, pen and touch) ---------
   let dragged = null;
   let orderBefore = "";
-  const order = () => Array.from(form.querySelectorAll("input[name=question]")).map((i) => i.value).join(",");
+  const order = () => Array.from(form.querySelectorAll("input[name=question], input[name$='-option']"))
+    .map((i) => i.value).join(",");
 
   form.addEventListener("pointerdown", (event) => {
     const handle = event.target.closest(".drag-handle");
     if (!handle || event.button !== 0) return;
     event.preventDefault();
-    dragged = handle.closest(".qcard");
+    dragged = handle.closest(".ocard, .qcard");
     orderBefore = order();
     dragged.classList.add("dragging");
     handle.setPointerCapture(event.pointerId);
   });
   form.addEventListener("pointermove", (event) => {
     if (!dragged) return;
-    const under = document.elementFromPoint(event.clientX, event.clientY);
-    const card = under && under.closest(".qcard");
-    if (!card || card === dragged || card.parentNode !== dragged.parentNode) return;
-    const box = card.getBoundingClientRect();
+    // The item under the pointer among the dragged one's siblings (options stay in their question).
+    let item = document.elementFromPoint(event.clientX, event.clientY);
+    while (item && item.parentNode !== dragged.parentNode) item = item.parentNode;
+    if (!item || item === dragged || item.nodeType !== 1) return;
+    const box = item.getBoundingClientRect();
     const after = event.clientY > box.top + box.height / 2;
-    card.parentNode.insertBefore(dragged, after ? card.nextSibling : card);
+    item.parentNode.insertBefore(dragged, after ? item.nextSibling : item);
   });
   function drop() {
     if (!dragged) return;
