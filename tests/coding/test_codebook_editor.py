@@ -22,7 +22,7 @@ from coding.codebook_editing import (
     NothingToPublish, new_codebook, prune_draft, publish_draft, save_spec, start_draft,
 )
 from coding.codebook_spec import InvalidSpec, save_draft, spec_of, validate
-from coding.models import Assignment, AuditEntry, CodebookVersion, Item
+from coding.models import Assignment, AuditEntry, Item
 from tests import factories
 
 

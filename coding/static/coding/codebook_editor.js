@@ -71,6 +71,16 @@
   });
   form.addEventListener("input", () => { dirty = true; status(""); });
 
+  // The action is the button pressed. htmx reads the form when the request leaves, which
+  // for a request queued behind another is after that one redrew the form: the pressed
+  // button is gone then, so the action is taken from the click itself.
+  document.body.addEventListener("htmx:configRequest", (event) => {
+    const pressed = event.detail.triggeringEvent && event.detail.triggeringEvent.submitter;
+    if (event.detail.elt === form && pressed && pressed.name === "op") {
+      event.detail.parameters.op = pressed.value;
+    }
+  });
+
   // What is typed while a redraw is on its way is put back into the redrawn form (its
   // fields keep their ids), so a slow answer never swallows keystrokes.
   let typedMeanwhile = null;
