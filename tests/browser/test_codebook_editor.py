@@ -158,3 +158,42 @@ def test_an_options_own_key_chooses_it_on_the_coding_page(owner, page, log_in, l
     assert "billion parameters" in second.text_content()
     page.keyboard.press("r")
     assert second.locator("input[value='not_reported']").is_checked()
+
+
+def test_the_editor_works_without_javascript(owner, browser, live_server):
+    """Every action is a button the server answers: add, condition, move, save, publish."""
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.goto(f"{live_server.url}/login/")
+    page.get_by_label("Username").fill("olive")
+    page.get_by_label("Password").fill(factories.PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.goto(f"{live_server.url}/studies/{owner.slug}/codebooks/")
+    page.get_by_label("Name").fill("Plain codebook")
+    page.get_by_role("button", name="Make draft v1").click()
+    page.get_by_role("button", name="+ Add a question").click()
+    page.fill("#q-n0-key", "code_released")
+    page.fill("#q-n0-text", "Code released?")
+    page.select_option("#q-n0-kind", "yes_no")
+    page.get_by_role("button", name="+ Add a question").click()
+    page.fill("#q-n1-key", "repository")
+    page.fill("#q-n1-text", "Where?")
+    page.select_option("#q-n1-kind", "text")
+    page.select_option("#q-n1-show_if_question", "code_released")
+    page.locator("#card-n1").get_by_role("button", name="Show its answers").click()
+    page.check("input[name='q-n1-show_if_in'][value='yes']")
+    # The preview is drawn by the server on every answer.
+    assert page.locator("#preview .q[data-key='repository']").count() == 1
+    page.get_by_role("button", name="Save draft").click()
+    page.wait_for_url("**/edit/")
+    assert page.locator(".flash").first.text_content().startswith("Draft v1 saved")
+    page.locator("#publish-link").click()
+    page.get_by_label("Note").fill("First version, made without scripts.")
+    page.get_by_role("button", name="Publish v1").click()
+    page.wait_for_url("**/v1/")
+    version = Codebook.objects.get(study=owner, name="Plain codebook").current_version()
+    assert [(q.key, q.kind, q.show_if) for q in version.questions.order_by("position")] == [
+        ("code_released", "yes_no", None),
+        ("repository", "text", {"question": "code_released", "in": ["yes"]})]
+    context.close()
