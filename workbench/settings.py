@@ -95,6 +95,9 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+# The codebook editor posts about 8 fields an option: a codebook of 30 questions of 10
+# options is ~2,800. Bodies stay bounded by DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB).
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 20_000
 
 INSTALLED_APPS = [
     "django.contrib.admin",

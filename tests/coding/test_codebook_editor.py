@@ -636,3 +636,17 @@ def test_a_draft_saved_meanwhile_is_not_overwritten(alpha, codebook, draft, peop
     form["op"] = "overwrite"
     assert client.post(url(alpha, codebook, "edit/"), form).status_code == 302
     assert spec_of(draft)["questions"][0]["text"] == "My wording"
+
+
+def test_a_long_codebook_saves_through_the_form(alpha, codebook, draft, people, client_for):
+    """The form sends ~8 fields an option: 30 questions of 10 options are ~2,800 fields,
+    more than Django's default limit of 1,000."""
+    spec = {"name": "Small paper codebook", "applies_to": "paper", "questions": [
+        {"key": f"q{i}", "kind": "single", "text": f"Question {i}?",
+         "options": [{"value": f"v{j}", "label": f"Answer {j}"} for j in range(10)]}
+        for i in range(30)]}
+    form = editor_form(spec)
+    form["op"] = "save"
+    response = client_for(people["olive"]).post(url(alpha, codebook, "edit/"), form)
+    assert response.status_code == 302
+    assert len(spec_of(draft)["questions"]) == 30
