@@ -192,7 +192,8 @@ def cards(spec, tokens, errors):
         rows.append(SimpleNamespace(
             token=token, q=q, number=i + 1, errors=slot["fields"],
             has_errors=bool(slot["fields"] or slot["options"]),
-            options=[SimpleNamespace(token=u, o=o, errors=slot["options"].get(k, {}))
+            options=[SimpleNamespace(token=u, o=o, errors=slot["options"].get(k, {}),
+                                     messages=_option_messages(slot["options"].get(k, {})))
                      for k, (o, u) in enumerate(zip(q.get("options") or [], option_tokens))],
             earlier=[(p.get("key"), p.get("text")) for p in earlier if p.get("key")
                      and p.get("kind") in ("single", "multiple", "yes_no", "number")],
@@ -202,6 +203,17 @@ def cards(spec, tokens, errors):
             condition_answers=_answers_of(parent, condition.get("in") or []),
         ))
     return rows, general
+
+
+# An option's fields as its row names them.
+OPTION_WORDS = {"value": "Value", "label": "Label", "shortcut": "Key", "exclusive": "Alone",
+                "definition": "Definition", "examples": "Example",
+                "counter_examples": "Counter-example"}
+
+
+def _option_messages(errors):
+    return [f"{OPTION_WORDS[field]}: {text}" if field in OPTION_WORDS else text
+            for field, texts in errors.items() for text in texts]
 
 
 def _answers_of(parent, ticked):

@@ -650,3 +650,11 @@ def test_a_long_codebook_saves_through_the_form(alpha, codebook, draft, people, 
     response = client_for(people["olive"]).post(url(alpha, codebook, "edit/"), form)
     assert response.status_code == 302
     assert len(spec_of(draft)["questions"]) == 30
+
+
+def test_an_options_error_is_named_in_its_row(alpha, codebook, draft, people, client_for):
+    form = editor_form(spec_of(draft))
+    form["q-q0-o-o1-shortcut"], form["q-q0-o-o1-value"], form["op"] = "1", "bad value!", "save"
+    html = client_for(people["olive"]).post(url(alpha, codebook, "edit/"), form).content.decode()
+    row = html[html.index('id="card-q0-o1"'):html.index('id="card-q0-o2"') if 'id="card-q0-o2"' in html else None]
+    assert "Value: a value is letters" in row and "Key: key &#x27;1&#x27; already chooses option 1" in row
