@@ -53,8 +53,19 @@
     const after = event.clientY > box.top + box.height / 2;
     item.parentNode.insertBefore(dragged, after ? item.nextSibling : item);
   });
+  // Until the redraw answers, the moved items' buttons say what they can do from their new place.
+  function renumberButtons(list) {
+    const items = Array.from(list.children);
+    items.forEach((item, index) => {
+      const up = moveButton(item, true), down = moveButton(item, false);
+      if (up) up.disabled = index === 0;
+      if (down) down.disabled = index === items.length - 1;
+    });
+  }
+
   function drop() {
     if (!dragged) return;
+    renumberButtons(dragged.parentNode);
     dragged.classList.remove("dragging");
     dragged = null;
     if (order() === orderBefore) return;
