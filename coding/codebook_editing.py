@@ -17,14 +17,13 @@ import hashlib
 import json
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.utils import timezone
 
-from . import audit
+from . import audit, queue
 from .codebook_diff import diff, summary_line
 from .codebook_spec import InvalidSpec, SpecError, check, save_draft, spec_of
 from .codebooks import check_answer, draft_new_version, questions_with_options
-from .models import Assignment, Codebook, CodebookVersion, Item
+from .models import Assignment, Codebook, CodebookVersion
 
 SWITCH, RELEASE = "switch", "release"
 OPEN_ASSIGNMENTS = {
@@ -172,13 +171,8 @@ def handle_open_assignments(codebook, version, mode):
     unfinished = Assignment.objects.filter(item__codebook=codebook)
     released = 0
     if mode == RELEASE:
-        active = unfinished.filter(status=Assignment.Status.ACTIVE).values_list("pk", "item_id")
-        for pk, item_id in list(active):
-            # As coding.queue.release_expired: once per assignment, however many try.
-            if Assignment.objects.filter(pk=pk, status=Assignment.Status.ACTIVE).update(
-                    status=Assignment.Status.RELEASED, leased_until=None):
-                Item.objects.filter(pk=item_id).update(taken=F("taken") - 1)
-                released += 1
+        released = queue.release(
+            unfinished.filter(status=Assignment.Status.ACTIVE).values_list("pk", "item_id"))
     pruned = 0
     with_drafts = (unfinished.filter(status__in=[Assignment.Status.ACTIVE,
                                                  Assignment.Status.RELEASED])

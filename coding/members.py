@@ -29,8 +29,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from . import audit
-from .models import Assignment, Invite, Membership, Role, Study
-from .queue import RELEASE_BATCH, release_expired
+from .models import Assignment, Invite, Membership, Role
+from .queue import release
 
 log = logging.getLogger(__name__)
 
@@ -158,20 +158,12 @@ def _end(row):
 
 
 def release_leases(study_id, coder_id):
-    """Return the items a coder holds in a study to the pool, through the queue's own
-    release of lapsed leases: their leases end now. Drafts stay on the assignment, as
-    when a lease lapses; submitted codings are untouched. Returns how many were held."""
-    now = timezone.now()
-    held = Assignment.objects.filter(study_id=study_id, coder_id=coder_id,
-                                     status=Assignment.Status.ACTIVE)
-    ended = held.update(leased_until=now - timedelta(microseconds=1))
-    if ended:
-        study = Study.objects.get(pk=study_id)
-        # release_expired works in batches over the study's lapsed leases: run it until
-        # this coder's are among those released.
-        while release_expired(study, now) == RELEASE_BATCH and held.exists():
-            pass
-    return ended
+    """Return the items a coder holds in a study to the pool (coding.queue.release). Drafts
+    stay on the assignment, as when a lease lapses; submitted codings are untouched.
+    Returns how many were held."""
+    return release(Assignment.objects.filter(study_id=study_id, coder_id=coder_id,
+                                             status=Assignment.Status.ACTIVE)
+                   .values_list("pk", "item_id"))
 
 
 # --- invites ------------------------------------------------------------------------------

@@ -151,10 +151,18 @@ def release_expired(study, now=None):
     in_study = Item.objects.filter(pk=OuterRef("item_id"), study=study)
     expired = (Assignment.objects.filter(Exists(in_study), status=ACTIVE, leased_until__lt=now)
                .order_by().values_list("pk", "item_id")[:RELEASE_BATCH])
+    # A lease renewed since it was read is no longer lapsed: the update checks again.
+    return release(expired, leased_until__lt=now)
+
+
+def release(held, **still):
+    """Return held items to the pool: `held` is (assignment id, item id) pairs of active
+    assignments. Each is released once however many requests try at once, and only if it
+    is still active (and matches `still`). Drafts stay on the assignment. Returns how many."""
     released = 0
-    for pk, item_id in expired:
+    for pk, item_id in list(held):
         with transaction.atomic():
-            if Assignment.objects.filter(pk=pk, status=ACTIVE, leased_until__lt=now).update(
+            if Assignment.objects.filter(pk=pk, status=ACTIVE, **still).update(
                     status=RELEASED, leased_until=None):
                 Item.objects.filter(pk=item_id).update(taken=F("taken") - 1)
                 released += 1
