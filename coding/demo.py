@@ -8,6 +8,7 @@ import random
 from datetime import UTC, datetime, timedelta
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.db import transaction
 
 from ingest.models import Document, Post
@@ -94,6 +95,9 @@ def demo_users():
             user.set_password(DEMO_PASSWORD)
             user.save(update_fields=["password"])
         users[username] = user
+    # The demo's owner may also start studies of their own (home page: Create a study).
+    users["owner"].user_permissions.add(
+        Permission.objects.get(content_type__app_label="coding", codename="create_study"))
     return users
 
 
