@@ -2,6 +2,7 @@
 
 import pytest
 from django.core.management import call_command
+from playwright.sync_api import expect
 
 from coding.demo import DEMO_PASSWORD
 
@@ -19,7 +20,8 @@ def test_demo_coder_logs_in_and_opens_the_demo_study(demo, log_in, live_server):
     page.get_by_role("link", name="RL methods in open-source frameworks (demo)").click()
     assert page.get_by_role("heading", name="Codebooks").is_visible()
     page.get_by_role("link", name="Paper codebook").click()
-    assert page.get_by_text("What does the paper mainly contribute?").is_visible()
+    # expect() waits for the page the click opens; is_visible() looked at once, at once.
+    expect(page.get_by_text("What does the paper mainly contribute?")).to_be_visible()
 
 
 def test_wrong_password_is_refused_with_a_message(demo, page, live_server):
