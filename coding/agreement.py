@@ -54,6 +54,12 @@ __all__ = [
     "fleiss_kappa",
     "gwet_ac1",
     "brennan_prediger",
+    "gwet_ac2",
+    "conger_kappa",
+    "pabak",
+    "bias_index",
+    "prevalence_index",
+    "stuart_maxwell",
     "krippendorff_alpha",
     "bootstrap_ci",
     "masi_distance",
@@ -454,10 +460,14 @@ def cohen_kappa(ratings, weights=None, categories=None):
 
     ``weights`` "linear" or "quadratic" gives weighted kappa (Cohen 1968) with
     disagreement |i - j| or (i - j)**2 between category positions i and j: positions
-    in ``categories`` or, for numbers, in their sorted order.
+    in ``categories`` or, for numbers, in their sorted order. A square matrix gives
+    your own agreement weights (Cohen 1968: 1 on the diagonal, 0 to 1 elsewhere; row
+    and column i are the i-th category in that same order); disagreement is 1 - weight.
     """
-    if weights not in (None, "linear", "quadratic"):
-        raise ValueError(f"unknown weights {weights!r}; use None, 'linear' or 'quadratic'")
+    custom = weights is not None and not isinstance(weights, str)
+    if not custom and weights not in (None, "linear", "quadratic"):
+        raise ValueError(f"unknown weights {weights!r}; use None, 'linear', 'quadratic' "
+                         "or a square matrix of agreement weights")
     coded = _nominal(ratings, categories, "cohen_kappa")
     _two_coders(coded.codes, "cohen_kappa")
     if weights is not None:
@@ -467,13 +477,110 @@ def cohen_kappa(ratings, weights=None, categories=None):
         return _undefined("no unit was coded by both coders")
     position = np.arange(coded.n_categories)
     gap = np.abs(position[:, None] - position[None, :])
-    disagreement = {None: gap > 0, "linear": gap, "quadratic": gap ** 2}[weights]
+    if custom:
+        from .reliability_coefficients import agreement_weights
+        disagreement = 1 - agreement_weights(coded.n_categories, weights)
+    else:
+        disagreement = {None: gap > 0, "linear": gap, "quadratic": gap ** 2}[weights]
     observed = table / table.sum()
     expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
     expected_disagreement = float(np.sum(disagreement * expected))
     if expected_disagreement == 0:
         return _undefined("both coders used one and the same category for every unit")
     return 1 - float(np.sum(disagreement * observed)) / expected_disagreement
+
+
+def _weighted(ratings, weights, categories, what):
+    """(codes, size, agreement weight matrix) for the coefficients of
+    coding.reliability_coefficients; linear, quadratic or a matrix need the order."""
+    from .reliability_coefficients import agreement_weights
+
+    coded = _nominal(ratings, categories, what)
+    if weights is not None and not (isinstance(weights, str) and weights == "identity"):
+        coded = _ordered(coded, categories, f"{what} with weights")
+    return coded.codes, coded.n_categories, agreement_weights(coded.n_categories, weights)
+
+
+def _coefficient(name, function, codes, size, *args):
+    from . import reliability_coefficients as rc
+
+    if not ((codes >= 0).sum(axis=1) >= 2).any():
+        return _undefined("no unit has two or more ratings")
+    value = rc.point(getattr(rc, function), codes, size, *args)
+    if value != value:
+        return _undefined(f"{name} is undefined for these ratings (one category only, or "
+                          "chance agreement is total)")
+    return value
+
+
+def gwet_ac2(ratings, weights=None, categories=None):
+    """Gwet's AC2 (Gwet 2014, Handbook, ch. 4): AC1 with agreement weights, any number of
+    coders. ``weights`` None (AC1), "linear", "quadratic" or a q x q agreement matrix in
+    the order of ``categories`` (numbers: sorted)."""
+    codes, size, w = _weighted(ratings, weights, categories, "gwet_ac2")
+    if size < 2:
+        return _undefined("AC2 needs at least two categories; pass categories if more "
+                          "were offered")
+    return _coefficient("AC2", "gwet", codes, size, w)
+
+
+def conger_kappa(ratings, weights=None, categories=None):
+    """Conger's (1980) kappa for any number of coders: chance agreement from each coder's
+    own category shares, averaged over pairs of coders (Cohen's kappa for two coders on
+    complete data). Weights as for gwet_ac2."""
+    codes, size, w = _weighted(ratings, weights, categories, "conger_kappa")
+    return _coefficient("Conger's kappa", "conger", codes, size, w)
+
+
+def _two_coder_index(ratings, categories, what, function, two_categories=False):
+    from . import reliability_coefficients as rc
+
+    coded = _nominal(ratings, categories, what)
+    _two_coders(coded.codes, what)
+    if not (coded.codes >= 0).all(axis=1).any():
+        return _undefined("no unit was coded by both coders")
+    if two_categories and coded.n_categories != 2:
+        return _undefined(f"{what} is defined for two categories; got {coded.n_categories}")
+    return rc.point(getattr(rc, function), coded.codes, coded.n_categories)
+
+
+def pabak(ratings, categories=None):
+    """Prevalence- and bias-adjusted kappa (Byrt, Bishop & Carlin 1993) for two coders:
+    2 p_o - 1 for two categories, (q p_o - 1) / (q - 1) for q."""
+    return _two_coder_index(ratings, categories, "pabak", "pabak")
+
+
+def bias_index(ratings, categories=None):
+    """Byrt et al. (1993) bias index (b - c) / n of a 2 x 2 table [[a, b], [c, d]], the first
+    coder in rows and the categories in the order of ``categories`` (numbers: sorted;
+    text: as first met): how far the coders' shares of the first category differ."""
+    if categories is None:
+        coded = _nominal(ratings, None, "bias_index")
+        if all(_is_number(label) for label in coded.labels):
+            categories = sorted(coded.labels)
+    return _two_coder_index(ratings, categories, "bias_index", "bias_index", True)
+
+
+def prevalence_index(ratings, categories=None):
+    """Byrt et al. (1993) prevalence index (a - d) / n of the 2 x 2 table, ordered as for
+    bias_index."""
+    if categories is None:
+        coded = _nominal(ratings, None, "prevalence_index")
+        if all(_is_number(label) for label in coded.labels):
+            categories = sorted(coded.labels)
+    return _two_coder_index(ratings, categories, "prevalence_index", "prevalence_index", True)
+
+
+def stuart_maxwell(ratings, categories=None):
+    """Stuart-Maxwell test of marginal homogeneity for two coders over the units both coded:
+    {statistic, df, p} (statsmodels' SquareTable.homogeneity), or None when fewer than two
+    categories were used. A small p says one coder leans to some categories more than the
+    other does (McNemar's test for two categories)."""
+    from .reliability_coefficients import stuart_maxwell as test
+
+    coded = _nominal(ratings, categories, "stuart_maxwell")
+    _two_coders(coded.codes, "stuart_maxwell")
+    return test(_confusion_table(coded.codes, coded.n_categories))
 
 
 # ---------------------------------------------------------------------------

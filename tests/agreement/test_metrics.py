@@ -543,3 +543,117 @@ def test_bootstrap_ci_warns_about_resamples_where_the_metric_is_undefined():
     with pytest.warns(UndefinedAgreementWarning, match="resamples were undefined"):
         low, high = bootstrap_ci(fleiss_kappa, ratings, n_boot=50)
     assert low <= high
+
+
+# --- issue 17: AC2, Conger, custom weights, PABAK, bias and prevalence, Stuart-Maxwell --
+
+from coding.agreement import (  # noqa: E402
+    bias_index,
+    conger_kappa,
+    gwet_ac2,
+    pabak,
+    prevalence_index,
+    stuart_maxwell,
+)
+
+# Gwet's raw4raters as irrCAC ships it: unit 12's single rating under coder C.
+GWET_RAW4RATERS = KRIPPENDORFF_2011.copy()
+GWET_RAW4RATERS[11] = [nan, nan, 3, nan]
+
+
+@pytest.mark.parametrize("weights, published", [(None, 0.775), ("linear", 0.859),
+                                                ("quadratic", 0.914)])
+def test_gwet_ac2_matches_irrcac_on_raw4raters(weights, published):
+    """Gwet (2014), Handbook, 4th ed.: raw4raters, AC1 0.775; AC2 with linear weights 0.859,
+    quadratic 0.914 (irrCAC; afergadis/irrCAC test/unit/irrCAC/raw/test_gwet.py)."""
+    assert round(gwet_ac2(GWET_RAW4RATERS, weights), 3) == published
+
+
+@pytest.mark.parametrize("example, weights, published", [
+    (GWET_ABSTRACTORS, "linear", 0.900), (GWET_ABSTRACTORS, "quadratic", 0.940),
+    (GWET_DIAGNOSIS, "linear", 0.377), (GWET_DIAGNOSIS, "quadratic", 0.299),
+])
+def test_gwet_ac2_matches_irrcac_on_the_handbook_tables(example, weights, published):
+    """irrCAC's cont3x3abstractors and cont4x4diagnosis (table/test_gwet.py)."""
+    labels = example["labels"]
+    ratings = two_coder_ratings(table_to_counts(example["table"], labels))
+    assert round(gwet_ac2(ratings, weights, categories=labels), 3) == published
+
+
+CUSTOM = [[1.00, 0.75, 0.50, 0.25, 0.00], [0.00, 1.00, 0.75, 0.50, 0.25],
+          [0.25, 0.00, 1.00, 0.75, 0.50], [0.50, 0.25, 0.00, 1.00, 0.75],
+          [0.75, 0.50, 0.25, 0.00, 1.00]]
+
+
+@pytest.mark.parametrize("weights, published", [(None, 0.763), ("linear", 0.814),
+                                                ("quadratic", 0.858), (CUSTOM, 0.763)])
+def test_conger_kappa_matches_irrcac_on_raw4raters(weights, published):
+    """Conger (1980) on raw4raters as irrCAC computes it: 0.763 (p_e 0.233); linear 0.814,
+    quadratic 0.858, and 0.763 with a custom (asymmetric) weight matrix
+    (afergadis/irrCAC test/unit/irrCAC/raw/test_conger.py)."""
+    assert round(conger_kappa(GWET_RAW4RATERS, weights), 3) == published
+
+
+def test_conger_kappa_is_cohens_kappa_for_two_coders():
+    ratings = two_coder_ratings(table_to_counts(GWET_DIAGNOSIS["table"], GWET_DIAGNOSIS["labels"]))
+    assert conger_kappa(ratings) == pytest.approx(cohen_kappa(ratings))
+
+
+def test_cohen_kappa_takes_a_custom_weight_matrix():
+    """Linear weights written out as a matrix give linear-weighted kappa (0.843, irrCAC);
+    a matrix crediting nothing off the diagonal gives the unweighted 0.796."""
+    labels = GWET_ABSTRACTORS["labels"]
+    ratings = two_coder_ratings(table_to_counts(GWET_ABSTRACTORS["table"], labels))
+    linear = [[1, 0.5, 0], [0.5, 1, 0.5], [0, 0.5, 1]]
+    assert round(cohen_kappa(ratings, weights=linear, categories=labels), 3) == 0.843
+    assert round(cohen_kappa(ratings, weights=np.eye(3), categories=labels), 3) == 0.796
+
+
+@pytest.mark.parametrize("weights, problem", [
+    ([[1, 0.5], [0.5, 1]], "3 x 3"),
+    ([[0.9, 0, 0], [0, 1, 0], [0, 0, 1]], "diagonal"),
+    ([[1, 2, 0], [0, 1, 0], [0, 0, 1]], "between 0 and 1"),
+])
+def test_a_bad_weight_matrix_is_refused_saying_why(weights, problem):
+    ratings = two_coder_ratings(table_to_counts(GWET_ABSTRACTORS["table"],
+                                                GWET_ABSTRACTORS["labels"]))
+    with pytest.raises(ValueError, match=problem):
+        cohen_kappa(ratings, weights=weights, categories=GWET_ABSTRACTORS["labels"])
+
+
+# Byrt, Bishop & Carlin (1993): a 2 x 2 table [[a, b], [c, d]] = [[40, 9], [6, 45]] of 100
+# units. p_o = .85, so PABAK = 2(.85) - 1 = .70; bias index (9 - 6) / 100 = .03;
+# prevalence index (40 - 45) / 100 = -.05: checkable by hand.
+BYRT = {"labels": ["yes", "no"], "table": [[40, 9], [6, 45]]}
+
+
+def test_pabak_bias_and_prevalence_indices_by_hand():
+    ratings = two_coder_ratings(table_to_counts(BYRT["table"], BYRT["labels"]))
+    assert pabak(ratings, categories=BYRT["labels"]) == pytest.approx(0.70)
+    assert bias_index(ratings, categories=BYRT["labels"]) == pytest.approx(0.03)
+    assert prevalence_index(ratings, categories=BYRT["labels"]) == pytest.approx(-0.05)
+
+
+def test_bias_index_is_undefined_beyond_two_categories():
+    ratings = two_coder_ratings(table_to_counts(GWET_ABSTRACTORS["table"],
+                                                GWET_ABSTRACTORS["labels"]))
+    with pytest.warns(UndefinedAgreementWarning, match="two categories"):
+        assert np.isnan(bias_index(ratings, categories=GWET_ABSTRACTORS["labels"]))
+
+
+def test_stuart_maxwell_matches_stuarts_1955_vision_data():
+    """Stuart (1955): unaided distance vision of 7,477 women, right eye (rows) against left
+    eye, grades 1-4; the test of marginal homogeneity gives chi-square 11.96 on 3 df."""
+    vision = {"labels": [1, 2, 3, 4], "table": [[1520, 266, 124, 66], [234, 1512, 432, 78],
+                                                 [117, 362, 1772, 205], [36, 82, 179, 492]]}
+    result = stuart_maxwell(two_coder_ratings(table_to_counts(vision["table"], vision["labels"])))
+    assert round(result["statistic"], 2) == 11.96 and result["df"] == 3
+    assert round(result["p"], 4) == 0.0075
+
+
+def test_stuart_maxwell_sees_a_coder_who_leans_to_one_category():
+    """Agreement 80% but every disagreement one way: coder A says yes where B says no."""
+    ratings = two_coder_ratings(table_to_counts([[40, 20], [0, 40]], ["yes", "no"]))
+    assert stuart_maxwell(ratings)["p"] < 0.001
+    balanced = two_coder_ratings(table_to_counts([[40, 10], [10, 40]], ["yes", "no"]))
+    assert stuart_maxwell(balanced)["p"] == pytest.approx(1.0)
