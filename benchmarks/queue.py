@@ -166,7 +166,7 @@ def add_coders(study, coders):
     """`coders` fresh coders who passed every calibration item (a run's own: a reused
     study gets new ones, named after the run's start, since coders use up items)."""
     User = get_user_model()
-    run = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
+    run = datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")
     users = User.objects.bulk_create(
         User(username=f"{study.slug}-{run}-coder{n:03d}", password="!") for n in range(coders))
     Membership.objects.bulk_create(
