@@ -1,194 +1,216 @@
 """Method landings from the frameworks' git histories, and what they say about each paper.
 
-A method lands in a framework with the first commit on the framework's main branch
-whose code adds one of the method's option names (the pickaxe of `git log -S`,
-checked for a whole-word match in added lines; documentation files are left out).
-Merge commits count by their diff against the first parent, so merged pull requests
-and squashed ones are both seen. A first appearance in a commit touching many files,
-or one that renames an existing identifier to the option name, is marked as an upper
-bound: the method may have been there earlier under another shape.
+A scan reads the framework's first-parent history once for every option name of every
+method (coding.landings_git): each name's own first appearance in code or configuration
+is kept (OptionHit), and a method lands with the earliest of its names' hits, so a renamed
+option shows as two names on two dates. Names are matched in all their forms
+(coding.landings_names: `--kebab-flags`, dotted config keys); comments, docstrings and
+prose are mentions, never landings. Merge commits count by their diff against the first
+parent. A first appearance in a commit touching many files (a bulk sync) or one that
+renames an older name is an upper bound. Dates keep their offsets: a landing's day is the
+committer's own calendar date. docs/scanning.md says more.
 """
 
-import difflib
 import re
 import statistics
-import subprocess
-from dataclasses import dataclass
-from datetime import datetime
+from collections import Counter
+from datetime import datetime, timezone as dt_timezone
 
 from django.db import transaction
+from django.db.models import Prefetch
 from django.utils import timezone
 
 from ingest.models import Document
 from workbench.jobs import job_handler
 
+from . import landings_git, landings_names
+from .landings_git import BULK_FILES, DEFAULT_EXCLUDE, GitError, git  # noqa: F401 (re-exported)
 from .models import Decision, FrameworkScan, Landing, Method, MethodLink
+from .models.catalog import OptionHit
 
-# A first appearance among this many changed files is a bulk change (an import, a move).
-BULK_FILES = 40
-CODE_ONLY = [".", ":(exclude)*.md", ":(exclude)*.rst", ":(exclude)*.txt", ":(exclude)docs/**"]
 PULL_REQUEST = re.compile(r"\(#(\d+)\)\s*$|Merge pull request #(\d+)")
 INCLUSION_FIELDS = ["included_in", "first_landing", "days_to_first_landing"]
+# A commit authored this many days before it was committed is a batch sync of older work.
+BATCH_SYNC_DAYS = 7
+MISSING_PATHS_KEPT = 50
 
 
-class GitError(Exception):
-    pass
-
-
-@dataclass
-class Appearance:
-    commit: str
-    committed_at: datetime
-    author: str
-    subject: str
-    files_changed: int
-    renamed: bool
-
-    @property
-    def pull_request(self):
-        match = PULL_REQUEST.search(self.subject)
-        return int(match.group(1) or match.group(2)) if match else None
-
-    @property
-    def upper_bound(self):
-        return self.renamed or self.files_changed >= BULK_FILES
-
-
-def git(repo, *args):
-    try:
-        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                              check=True).stdout
-    except FileNotFoundError as error:
-        raise GitError("git is not installed") from error
-    except subprocess.CalledProcessError as error:
-        raise GitError(f"git {' '.join(args[:2])} in {repo}: {error.stderr.strip()}") from error
+def pull_request(subject):
+    match = PULL_REQUEST.search(subject)
+    return int(match.group(1) or match.group(2)) if match else None
 
 
 def head(repo, branch):
     return git(repo, "rev-parse", "--verify", f"{branch}^{{commit}}").strip()
 
 
-def first_appearance(repo, branch, name, since=None):
-    """The first commit on the branch (after `since`, if given) whose code adds `name`."""
-    span = f"{since}..{branch}" if since else branch
-    listed = git(repo, "log", "--first-parent", "--diff-merges=first-parent", "--no-patch",
-                 "--reverse", f"-S{name}", "--format=%H%x1f%cI%x1f%an%x1f%s", span, "--",
-                 *CODE_ONLY)
-    for line in filter(None, listed.splitlines()):
-        commit, when, author, subject = line.split("\x1f", 3)
-        added, renamed = _added_lines(repo, commit, name)
-        if added:
-            return Appearance(commit, datetime.fromisoformat(when), author, subject,
-                              _files_changed(repo, commit), renamed)
-    return None
-
-
-def _words(name):
-    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
-
-
-def _added_lines(repo, commit, name):
-    """Whether the commit adds a line naming `name` as a whole word, and whether that line
-    replaces a similar line without it (a rename of an existing identifier)."""
-    diff = git(repo, "show", "--format=", "--diff-merges=first-parent", "-U0", commit, "--",
-               *CODE_ONLY)
-    word = _words(name)
-    added_any = renamed = False
-    removed, added = [], []
-    for line in diff.splitlines() + ["@@"]:
-        if line.startswith("@@"):
-            hits = [a for a in added if word.search(a)]
-            added_any |= bool(hits)
-            renamed |= any(difflib.SequenceMatcher(None, r, a).ratio() >= 0.6
-                           for a in hits for r in removed if not word.search(r))
-            removed, added = [], []
-        elif line.startswith("-") and not line.startswith("---"):
-            removed.append(line[1:])
-        elif line.startswith("+") and not line.startswith("+++"):
-            added.append(line[1:])
-    return added_any, renamed
-
-
-def _files_changed(repo, commit):
-    names = git(repo, "show", "--format=", "--diff-merges=first-parent", "--name-only", commit)
-    return len([n for n in names.splitlines() if n.strip()])
+def _is_ancestor(repo, older, newer):
+    try:
+        git(repo, "merge-base", "--is-ancestor", older, newer)
+        return True
+    except GitError:
+        return False
 
 
 def scan_framework(framework, repo, branch=None, report=None):
-    """Record the first landing of each catalog method in this framework. Incremental:
-    option names already searched are looked for only in commits after the last scan."""
+    """Find each option name's first hit in this framework and each method's landing.
+    Incremental: a name already searched through the last scanned commit is looked for
+    only in the commits after it; a name with its hit found is not looked for again."""
     branch = branch or framework.main_branch
     tip = head(repo, branch)
     scan, _ = FrameworkScan.objects.get_or_create(framework=framework,
                                                   defaults={"branch": branch})
     since = scan.last_commit if scan.branch == branch else ""
-    options = list(framework.option_names.select_related("method").order_by("method_id", "pk"))
-    found = 0
-    for done, option in enumerate(options, start=1):
-        # A name searched through `since` can only appear later than a landing already found;
-        # a name never searched (added, renamed) may find an earlier one: its whole history.
-        searched = since and option.name in scan.searched_names
-        if searched and Landing.objects.filter(method=option.method, framework=framework).exists():
-            continue
-        appearance = first_appearance(repo, branch, option.name, since if searched else None)
-        if appearance:
-            landing = record_landing(option.method, framework, option.name, appearance)
-            found += landing.commit == appearance.commit
-        if report:
-            report(done, len(options), f"{framework.name}: {option.name}")
-    scan.branch, scan.last_commit = branch, tip
-    scan.searched_names = sorted({o.name for o in options})
-    scan.save()
+    if since and not _is_ancestor(repo, since, tip):
+        since = ""  # the branch was rewritten: read it all again
+    options = list(framework.option_names.select_related("method").order_by("pk"))
+    have = set(OptionHit.objects.filter(option__in=options).values_list("option__name",
+                                                                         flat=True))
+    names = sorted({o.name for o in options})
+    searched = set(scan.searched_names) if since else set()
+    full = [n for n in names if n not in searched and n not in have]
+    newer = [n for n in names if n in searched and n not in have]
+    methods = {}
+    for option in options:
+        methods.setdefault(option.name, set()).update(
+            o.name for o in options if o.method_id == option.method_id)
+    exclude = DEFAULT_EXCLUDE if framework.scan_exclude is None else framework.scan_exclude
+    passes = [(tip, full), (f"{since}..{tip}", newer)]
+    histories = [landings_git.scan(repo, span, wanted, exclude, methods, report)
+                 for span, wanted in passes if wanted]
+    with transaction.atomic():
+        mentions = dict(scan.mentions)
+        for history in histories:
+            for name, found in history.mentions.items():
+                mentions.setdefault(name, _mention(found))
+            for name, found in history.first.items():
+                for option in (o for o in options if o.name == name):
+                    _record_hit(option, found, mentions.get(name))
+        found = _rebuild_landings(framework)
+        scan.branch, scan.last_commit = branch, tip
+        scan.searched_names = names
+        scan.mentions = {n: m for n, m in mentions.items() if n in names}
+        missing = sum((h.missing_paths for h in histories), start=Counter())
+        scan.partial_clone = any(h.partial_clone for h in histories) or (
+            not histories and landings_git.is_partial_clone(repo))
+        scan.commits_read = sum(h.commits_read for h in histories)
+        scan.missing_blobs = sum(h.missing_blobs for h in histories)
+        scan.missing_paths = [[p, n] for p, n in missing.most_common(MISSING_PATHS_KEPT)]
+        scan.excluded_paths = sum(h.excluded_paths for h in histories)
+        scan.save()
     return {"framework": framework.name, "commit": tip, "landings_found": found,
-            "landings": Landing.objects.filter(framework=framework).count()}
+            "landings": Landing.objects.filter(framework=framework).count(),
+            "names_found": sum(len(h.first) for h in histories),
+            "commits_read": scan.commits_read, "partial_clone": scan.partial_clone,
+            "missing_blobs": scan.missing_blobs, "missing_paths": scan.missing_paths,
+            "excluded_paths": scan.excluded_paths}
 
 
-@transaction.atomic
-def record_landing(method, framework, option_name, appearance):
-    """Keep the earliest appearance over all of the method's option names."""
-    current = Landing.objects.select_for_update().filter(method=method, framework=framework).first()
-    if current and current.committed_at <= appearance.committed_at:
+def _offset(moment):
+    return int(moment.utcoffset().total_seconds() // 60)
+
+
+def _mention(found):
+    return {"commit": found.commit.sha, "committed_on": found.commit.committed_at.date()
+            .isoformat(), "path": found.path, "line_number": found.line_number,
+            "line": found.line, "kind": found.kind}
+
+
+def _record_hit(option, found, mention):
+    """Keep the option name's earliest hit (a rescan from another branch may find one)."""
+    commit = found.commit
+    current = OptionHit.objects.filter(option=option).first()
+    if current and current.committed_at <= commit.committed_at:
         return current
-    fields = {"option_name": option_name, "commit": appearance.commit,
-              "committed_at": appearance.committed_at, "author": appearance.author,
-              "pull_request": appearance.pull_request, "files_changed": appearance.files_changed,
-              "upper_bound": appearance.upper_bound}
-    landing, _ = Landing.objects.update_or_create(method=method, framework=framework,
-                                                  defaults=fields)
-    return landing
+    if mention and mention["committed_on"] > commit.committed_at.date().isoformat():
+        mention = None
+    fields = {
+        "commit": commit.sha, "subject": commit.subject[:500], "author": commit.author[:200],
+        "authored_at": commit.authored_at, "author_offset": _offset(commit.authored_at),
+        "committed_at": commit.committed_at, "committer_offset": _offset(commit.committed_at),
+        "committed_on": commit.committed_at.date(), "pull_request": pull_request(commit.subject),
+        "path": found.path[:500], "line_number": found.line_number, "line": found.line[:500],
+        "kind": found.kind, "variant": found.variant[:200], "files_changed": found.files_changed,
+        "renamed": found.renamed, "rename_reason": found.rename_reason[:300], "mention": mention}
+    hit, _ = OptionHit.objects.update_or_create(option=option, defaults=fields)
+    return hit
+
+
+def _rebuild_landings(framework):
+    """Each method's landing is its names' earliest hit; returns how many were new or moved."""
+    hits = (OptionHit.objects.filter(option__framework=framework)
+            .select_related("option").order_by("committed_at", "pk"))
+    earliest = {}
+    for hit in hits:
+        earliest.setdefault(hit.option.method_id, hit)
+    current = {landing.method_id: landing for landing in framework.landings.all()}
+    changed = 0
+    for method_id, hit in earliest.items():
+        landing = current.get(method_id)
+        if landing and landing.hit_id == hit.pk and landing.commit == hit.commit:
+            continue
+        Landing.objects.update_or_create(method_id=method_id, framework=framework, defaults={
+            "option_name": hit.option.name, "commit": hit.commit,
+            "committed_at": hit.committed_at, "landed_on": hit.committed_on,
+            "author": hit.author, "pull_request": hit.pull_request,
+            "files_changed": hit.files_changed, "upper_bound": hit.upper_bound, "hit": hit})
+        changed += landing is None or landing.commit != hit.commit
+    return changed
+
+
+def landing_day(landing):
+    """The landing's calendar day: the committer's own (older landings: the UTC date)."""
+    return landing.landed_on or landing.committed_at.astimezone(dt_timezone.utc).date()
 
 
 # --- papers, threads and methods --------------------------------------------------
 
 def link_documents(study):
     """Tie the study's documents to methods: the paper with a method's arXiv identifier is
-    its source; a thread naming the identifier cites it, one naming an option proposes it."""
+    its source; a thread proposes a method when its title or opening post names the method
+    ("Add Clip-higher") or its framework's option name in any form, or when it is the pull
+    request a landing came from; a thread naming only the identifier cites it."""
     methods = list(Method.objects.filter(study=study).prefetch_related("option_names__framework"))
+    landed = {(landing.framework.repository.lower(), landing.pull_request): landing.method
+              for landing in Landing.objects.filter(method__study=study,
+                                                    pull_request__isnull=False)
+              .select_related("framework", "method")}
     documents = Document.objects.filter(items__study=study, items__deleted_at__isnull=True)
-    made = 0
-    for document in documents.prefetch_related("posts").iterator(chunk_size=500):
-        for method, kind in _mentions(document, methods):
-            _, created = MethodLink.objects.get_or_create(method=method, document=document,
-                                                          kind=kind)
-            made += created
-    return made
+    have = set(MethodLink.objects.filter(method__study=study)
+               .values_list("method_id", "document_id", "kind"))
+    made = []
+    for document in documents.prefetch_related("posts").distinct().iterator(chunk_size=500):
+        for method, kind in _mentions(document, methods, landed):
+            if (method.pk, document.pk, kind) not in have:
+                have.add((method.pk, document.pk, kind))
+                made.append(MethodLink(method=method, document=document, kind=kind))
+    MethodLink.objects.bulk_create(made, ignore_conflicts=True)
+    return len(made)
 
 
-def _mentions(document, methods):
+def _mentions(document, methods, landed=None):
     if document.kind == Document.Kind.PAPER:
         return [(m, MethodLink.Kind.SOURCE) for m in methods
                 if m.source_arxiv_id and m.source_arxiv_id == document.key]
-    text = " ".join([document.title, *(p.body for p in document.posts.all())])
+    posts = list(document.posts.all())
+    opening = posts[0].body if posts else ""
+    text = " ".join([document.title, *(p.body for p in posts)])
     framework = document.metadata.get("framework")
-    found = []
+    found = {}
+    merged = (landed or {}).get((str(document.metadata.get("repository", "")).lower(),
+                                 document.metadata.get("number")))
+    if merged:
+        found[merged] = MethodLink.Kind.PROPOSES
+    for method in landings_names.methods_named(f"{document.title}\n{opening}", methods):
+        found.setdefault(method, MethodLink.Kind.PROPOSES)
     for method in methods:
         options = [o.name for o in method.option_names.all()
                    if not framework or o.framework.name == framework]
-        if any(_words(name).search(text) for name in options):
-            found.append((method, MethodLink.Kind.PROPOSES))
+        if options and landings_names.Names(options).regex.search(text):
+            found.setdefault(method, MethodLink.Kind.PROPOSES)
         elif method.source_arxiv_id and method.source_arxiv_id in text:
-            found.append((method, MethodLink.Kind.CITES))
-    return found
+            found.setdefault(method, MethodLink.Kind.CITES)
+    return list(found.items())
 
 
 def first_public(method):
@@ -232,14 +254,15 @@ def blind_inclusion(study):
 def catalog(study):
     """One row per method: source, first public, frameworks now, days to first landing."""
     rows = []
+    landings_with_hits = Prefetch("landings", Landing.objects.select_related("framework", "hit"))
     for method in (Method.objects.filter(study=study)
-                   .prefetch_related("landings__framework", "option_names__framework")):
+                   .prefetch_related(landings_with_hits, "option_names__framework")):
         landings = sorted(method.landings.all(), key=lambda landing: landing.committed_at)
         rows.append({
             "method": method, "landings": landings,
             "frameworks": sorted({landing.framework.name for landing in landings}),
             "tracked": sorted({o.framework.name for o in method.option_names.all()}),
-            "days_to_first": (landings[0].committed_at.date() - first_public(method)).days
+            "days_to_first": (landing_day(landings[0]) - first_public(method)).days
             if landings else None,
         })
     return rows
@@ -248,9 +271,11 @@ def catalog(study):
 def framework_report(framework):
     """Methods landed with their delay, and the thread proposals with their coded outcome."""
     landed = []
-    for landing in framework.landings.select_related("method").order_by("committed_at"):
-        days = (landing.committed_at.date() - first_public(landing.method)).days
-        landed.append({"landing": landing, "days": days})
+    for landing in framework.landings.select_related("method", "hit").order_by("committed_at"):
+        start = first_public(landing.method)
+        landed.append({"landing": landing, "days": (landing_day(landing) - start).days,
+                       "days_utc": (landing.committed_at.astimezone(dt_timezone.utc).date()
+                                    - start).days})
     proposals = (MethodLink.objects.filter(method__study=framework.study,
                                            kind=MethodLink.Kind.PROPOSES,
                                            document__metadata__framework=framework.name)

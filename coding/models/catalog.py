@@ -10,6 +10,9 @@ class Framework(models.Model):
     name = models.CharField(max_length=100)
     repository = models.CharField(max_length=200, help_text="owner/name on GitHub")
     main_branch = models.CharField(max_length=100, default="main")
+    # Paths a history scan does not read (fnmatch patterns); None: the defaults in
+    # coding.landings_git.DEFAULT_EXCLUDE (prose, lock files, vendored code, data).
+    scan_exclude = models.JSONField(null=True, blank=True, default=None)
 
     class Meta:
         ordering = ["study", "name"]
@@ -77,6 +80,12 @@ class Landing(models.Model):
     pull_request = models.PositiveIntegerField(null=True, blank=True)
     files_changed = models.PositiveIntegerField(default=0)
     upper_bound = models.BooleanField(default=False)
+    # The committer's own calendar date (committed_at in the committer's UTC offset):
+    # days to landing count from it.
+    landed_on = models.DateField(null=True, blank=True)
+    # The option name's first hit this landing was taken from (its line, dates, flags).
+    hit = models.ForeignKey("OptionHit", null=True, blank=True, related_name="+",
+                            on_delete=models.SET_NULL)
     found_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -89,6 +98,65 @@ class Landing(models.Model):
         return f"{self.method} in {self.framework} at {self.commit[:10]}"
 
 
+class OptionHit(models.Model):
+    """One option name's own first appearance in code or configuration in its framework.
+
+    Every name of a method is scanned, so a renamed option shows as two names on two
+    dates; the method's landing is the earliest of them. Dates keep their UTC offsets:
+    `committed_on` is the committer's local calendar date.
+    """
+
+    class Kind(models.TextChoices):
+        CODE = "code"
+        CONFIG = "config"
+
+    option = models.OneToOneField(OptionName, related_name="hit", on_delete=models.CASCADE)
+    commit = models.CharField(max_length=64)
+    subject = models.CharField(max_length=500, blank=True)
+    author = models.CharField(max_length=200, blank=True)
+    authored_at = models.DateTimeField()
+    author_offset = models.SmallIntegerField(help_text="minutes east of UTC")
+    committed_at = models.DateTimeField()
+    committer_offset = models.SmallIntegerField(help_text="minutes east of UTC")
+    committed_on = models.DateField(help_text="the committer's local calendar date")
+    pull_request = models.PositiveIntegerField(null=True, blank=True)
+    path = models.CharField(max_length=500)
+    line_number = models.PositiveIntegerField()
+    line = models.CharField(max_length=500, blank=True)
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    variant = models.CharField(max_length=200, help_text="the name as written: --use-tis")
+    files_changed = models.PositiveIntegerField(default=0)
+    renamed = models.BooleanField(default=False)
+    rename_reason = models.CharField(max_length=300, blank=True)
+    # An earlier mention in a comment or docstring ({commit, committed_on, path, line,
+    # kind}): shown as a warning, never the landing.
+    mention = models.JSONField(null=True, blank=True)
+    found_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["committed_at"]
+
+    def __str__(self):
+        return f"{self.option} at {self.commit[:10]}"
+
+    @property
+    def bulk(self):
+        from ..landings_git import BULK_FILES
+
+        return self.files_changed >= BULK_FILES
+
+    @property
+    def batch_sync(self):
+        """Authored well before it was committed: a batch of older work synced at once."""
+        from ..landings import BATCH_SYNC_DAYS
+
+        return (self.committed_at - self.authored_at).days >= BATCH_SYNC_DAYS
+
+    @property
+    def upper_bound(self):
+        return self.renamed or self.bulk
+
+
 class FrameworkScan(models.Model):
     """How far a framework's history has been scanned, so a rescan reads only new commits."""
 
@@ -98,6 +166,15 @@ class FrameworkScan(models.Model):
     # The option names already searched up to last_commit: a new name needs a full search.
     searched_names = models.JSONField(default=list)
     scanned_at = models.DateTimeField(auto_now=True)
+    # What the last scan could not read: a partial clone's absent blobs, by path.
+    partial_clone = models.BooleanField(default=False)
+    commits_read = models.PositiveIntegerField(default=0)
+    missing_blobs = models.PositiveIntegerField(default=0)
+    missing_paths = models.JSONField(default=list, blank=True)  # [[path, blobs], ...] most first
+    excluded_paths = models.PositiveIntegerField(default=0)
+    # Names seen only in comments or docstrings so far: {name: {commit, committed_on, path,
+    # line_number, line, kind}}; a warning, never a landing.
+    mentions = models.JSONField(default=dict, blank=True)
 
 
 class MethodLink(models.Model):
