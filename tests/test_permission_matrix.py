@@ -55,6 +55,9 @@ TABLE = {
                     "DELETE": "MMMMMMM"},
     "api/docs/": {"GET": "YYYYYYY", "POST": "MMMMMMM", "PUT": "MMMMMMM", "PATCH": "MMMMMMM",
                   "DELETE": "MMMMMMM"},
+    # The language switcher: anyone, the login page too; a POST only.
+    "language/": {"GET": "MMMMMMM", "POST": "YYYYYYY", "PUT": "MMMMMMM", "PATCH": "MMMMMMM",
+                  "DELETE": "MMMMMMM"},
     "": {"GET": "LYYYYYY"},
     "account/tokens/": {"GET": "LYYYYYY", "POST": "LYYYYYY"},
     "account/tokens/<int:pk>/revoke/": {"POST": "LNNNNNY"},  # the owner's token

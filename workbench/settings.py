@@ -124,6 +124,9 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The reader's language (workbench.i18n); the API stays in English.
+    "django.middleware.locale.LocaleMiddleware",
+    "workbench.i18n.EnglishApiMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -205,9 +208,14 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# English and Simplified Chinese for every page (catalogs in */locale, compiled by
+# `make messages`); codebook texts stay as the study wrote them.
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600  # the switcher's choice outlives the session
 TIME_ZONE = "UTC"
-USE_I18N = False
+USE_I18N = True
 USE_TZ = True
 
 # Files too big to upload (the arXiv snapshot) are placed here by an administrator; the
