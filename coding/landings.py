@@ -89,14 +89,20 @@ def scan_framework(framework, repo, branch=None, report=None):
         found = _rebuild_landings(framework)
         scan.branch, scan.last_commit = branch, tip
         scan.searched_names = names
-        scan.mentions = {n: m for n, m in mentions.items() if n in names}
-        missing = sum((h.missing_paths for h in histories), start=Counter())
-        scan.partial_clone = any(h.partial_clone for h in histories) or (
-            not histories and landings_git.is_partial_clone(repo))
+        hit_names = set(OptionHit.objects.filter(option__framework=framework)
+                        .values_list("option__name", flat=True))
+        scan.mentions = {n: m for n, m in mentions.items() if n in names and n not in hit_names}
+        # What could not be read stays reported until a scan reads the whole history again.
+        again = not since
+        missing = Counter() if again else Counter(dict(map(tuple, scan.missing_paths)))
+        missing = sum((h.missing_paths for h in histories), start=missing)
+        scan.partial_clone = landings_git.is_partial_clone(repo)
         scan.commits_read = sum(h.commits_read for h in histories)
-        scan.missing_blobs = sum(h.missing_blobs for h in histories)
+        scan.missing_blobs = (0 if again else scan.missing_blobs) + sum(
+            h.missing_blobs for h in histories)
         scan.missing_paths = [[p, n] for p, n in missing.most_common(MISSING_PATHS_KEPT)]
-        scan.excluded_paths = sum(h.excluded_paths for h in histories)
+        scan.excluded_paths = (0 if again else scan.excluded_paths) + sum(
+            h.excluded_paths for h in histories)
         scan.save()
     return {"framework": framework.name, "commit": tip, "landings_found": found,
             "landings": Landing.objects.filter(framework=framework).count(),
@@ -156,6 +162,41 @@ def _rebuild_landings(framework):
             "files_changed": hit.files_changed, "upper_bound": hit.upper_bound, "hit": hit})
         changed += landing is None or landing.commit != hit.commit
     return changed
+
+
+def hit_payload(hit):
+    """An option name's first hit as plain data (API, command)."""
+    return {"commit": hit.commit, "subject": hit.subject, "author": hit.author,
+            "authored_at": hit.authored_at.isoformat(), "author_offset": hit.author_offset,
+            "committed_at": hit.committed_at.isoformat(),
+            "committer_offset": hit.committer_offset,
+            "committed_on": hit.committed_on.isoformat(), "pull_request": hit.pull_request,
+            "path": hit.path, "line_number": hit.line_number, "line": hit.line,
+            "kind": hit.kind, "variant": hit.variant, "files_changed": hit.files_changed,
+            "renamed": hit.renamed, "rename_reason": hit.rename_reason, "bulk": hit.bulk,
+            "batch_sync": hit.batch_sync, "upper_bound": hit.upper_bound,
+            "mention": hit.mention}
+
+
+def scan_warnings(scan):
+    """What the last scan could not read or did not count, one sentence each."""
+    if scan is None:
+        return []
+    warnings = []
+    if scan.partial_clone:
+        warnings.append("The clone is partial (made with --filter): blobs it does not hold "
+                        "were skipped, not fetched.")
+    if scan.missing_blobs:
+        paths = ", ".join(f"{path} ({n})" for path, n in scan.missing_paths[:10])
+        more = len(scan.missing_paths) - 10
+        warnings.append(f"{scan.missing_blobs} blob{'s' if scan.missing_blobs != 1 else ''} "
+                        f"could not be read, so changes to them were not seen: {paths}"
+                        + (f" and {more} more paths" if more > 0 else "") + ".")
+    for name, mention in sorted(scan.mentions.items()):
+        warnings.append(f"{name} appears in a {mention['kind']} ({mention['path']} line "
+                        f"{mention['line_number']}, {mention['committed_on']}, commit "
+                        f"{mention['commit'][:10]}) but not yet in code: no landing.")
+    return warnings
 
 
 def landing_day(landing):
@@ -283,8 +324,9 @@ def framework_report(framework):
     outcomes = {d.item.document_id: d.value for d in Decision.objects.current()
                 .filter(item__study=framework.study, question_key="outcome")
                 .select_related("item")}
+    scan = FrameworkScan.objects.filter(framework=framework).first()
     return {
-        "framework": framework, "landed": landed,
+        "framework": framework, "landed": landed, "scan": scan, "warnings": scan_warnings(scan),
         "median_days": statistics.median([row["days"] for row in landed]) if landed else None,
         "proposals": [{"link": link, "outcome": outcomes.get(link.document_id)}
                       for link in proposals],

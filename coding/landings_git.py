@@ -256,7 +256,7 @@ def _read_commit(cat, commit, wanted, every, exclude, methods, history):
     for old_sha, new_sha, status, path in changes:
         if old_sha == ZERO:
             continue
-        old = _text(cat, old_sha, path, history) or ""
+        old = _text(cat, old_sha, path, history)
         olds[path] = old
         if old and every.regex.search(old):
             new = next((c[3] for c in candidates if c[2] == path), None)
@@ -267,6 +267,8 @@ def _read_commit(cat, commit, wanted, every, exclude, methods, history):
             lost |= {n for n, c in before.items() if c > after.get(n, 0)}
     found = len(history.first)
     for old_sha, new_sha, path, new in candidates:
+        if olds.get(path, "") is None:
+            continue  # the file's previous version is absent: what the commit added is unknown
         moved = old_sha == ZERO and new_sha in deleted
         _hits_in_file(commit, path, olds.get(path, ""), new, moved, lost, wanted, methods,
                       history)

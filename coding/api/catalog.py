@@ -1,5 +1,6 @@
 """The method catalog, framework landings and history scans over the API (never for coders)."""
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
@@ -16,10 +17,27 @@ from .catalog_edit import CONFIRM, REMOVAL, FrameworkSerializer, confirmed, remo
 
 
 def landing_payload(landing):
+    hit = landing.hit
     return {"framework": landing.framework.name, "option_name": landing.option_name,
             "commit": landing.commit, "committed_at": landing.committed_at,
+            "landed_on": landings.landing_day(landing),
             "author": landing.author, "pull_request": landing.pull_request,
-            "upper_bound": landing.upper_bound}
+            "upper_bound": landing.upper_bound,
+            "found_as": hit.variant if hit else None, "kind": hit.kind if hit else None,
+            "path": hit.path if hit else None, "line": hit.line if hit else None,
+            "authored_at": hit.authored_at if hit else None,
+            "committer_offset": hit.committer_offset if hit else None,
+            "renamed": hit.renamed if hit else False,
+            "rename_reason": hit.rename_reason if hit else "",
+            "bulk": hit.bulk if hit else landing.files_changed >= landings.BULK_FILES,
+            "batch_sync": hit.batch_sync if hit else False}
+
+
+def _hit(option):
+    try:
+        return option.hit is not None
+    except ObjectDoesNotExist:
+        return False
 
 
 class CatalogRowSerializer(serializers.Serializer):
@@ -63,11 +81,25 @@ class FrameworkDetail(APIView):
     def get(self, request, slug, framework_id):
         """Methods landed with their delay; thread proposals with their coded outcome."""
         study = access_catalog(request.user, slug)
-        report = landings.framework_report(get_object_or_404(study.frameworks, pk=framework_id))
+        framework = get_object_or_404(study.frameworks, pk=framework_id)
+        report = landings.framework_report(framework)
+        scan = report["scan"]
+        options = (framework.option_names.select_related("method", "hit")
+                   .order_by("method__position", "method__name", "name"))
         return Response({
             "framework": report["framework"].name, "median_days": report["median_days"],
             "landed": [{**landing_payload(row["landing"]), "method": row["landing"].method.name,
-                        "days": row["days"]} for row in report["landed"]],
+                        "days": row["days"], "days_utc": row["days_utc"]}
+                       for row in report["landed"]],
+            "option_names": [{"method": o.method.name, "name": o.name,
+                              "hit": landings.hit_payload(o.hit) if _hit(o) else None}
+                             for o in options],
+            "scan": None if scan is None else {
+                "branch": scan.branch, "last_commit": scan.last_commit,
+                "commits_read": scan.commits_read, "partial_clone": scan.partial_clone,
+                "missing_blobs": scan.missing_blobs, "missing_paths": scan.missing_paths,
+                "excluded_paths": scan.excluded_paths, "mentions": scan.mentions,
+                "warnings": report["warnings"]},
             "proposals": [{"document_key": row["link"].document.key,
                            "method": row["link"].method.name, "outcome": row["outcome"]}
                           for row in report["proposals"]],

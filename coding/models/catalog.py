@@ -156,6 +156,20 @@ class OptionHit(models.Model):
     def upper_bound(self):
         return self.renamed or self.bulk
 
+    @property
+    def committer_zone(self):
+        return zone(self.committer_offset)
+
+    @property
+    def author_zone(self):
+        return zone(self.author_offset)
+
+
+def zone(minutes):
+    """UTC−07:00 for -420."""
+    hours, rest = divmod(abs(minutes), 60)
+    return f"UTC{'+' if minutes >= 0 else '−'}{hours:02d}:{rest:02d}"
+
 
 class FrameworkScan(models.Model):
     """How far a framework's history has been scanned, so a rescan reads only new commits."""

@@ -65,11 +65,12 @@ def framework_page(request, slug, framework_id):
             return redirect("job-detail", pk=job.pk)
         except ValueError as error:
             form.add_error("repo", str(error))
-    scan = getattr(framework, "scan", None)
-    options = list(framework.option_names.select_related("method")
+    report = landings.framework_report(framework)
+    scan = report["scan"]
+    options = list(framework.option_names.select_related("method", "hit")
                    .order_by("method__position", "method__name", "name"))
     return render(request, "coding/framework.html", {
-        "study": study, **landings.framework_report(framework), "form": form, "scan": scan,
+        "study": study, **report, "form": form,
         "is_owner": is_owner, "option_names": options,
         # Names the next scan reads from the first commit (new, renamed, or never scanned).
         "unsearched": [o for o in options if not scan or o.name not in scan.searched_names],
