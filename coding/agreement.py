@@ -611,13 +611,22 @@ def _alpha_of_codes(codes, labels, level="nominal"):
     return _alpha(_coded_for_level(coded, level, coded.labels), level)
 
 
-def _alpha(coded, level):
+def _alpha_with_distances(codes, distance):
+    """Alpha of codes into ``len(distance)`` labels with a given matrix of squared
+    distances between them (symmetric, 0 on the diagonal)."""
+    distance = np.asarray(distance, dtype=float)
+    coded = _Coded(np.asarray(codes, dtype=np.int64), list(range(len(distance))))
+    return _alpha(coded, "nominal", distance)
+
+
+def _alpha(coded, level, distance=None):
     matrix = _coincidences(coded.codes, coded.n_categories)
     totals = matrix.sum(axis=0)
     n_pairable = totals.sum()
     if n_pairable == 0:
         return _undefined("no unit has two or more ratings")
-    distance = _distances(coded, level, totals)
+    if distance is None:
+        distance = _distances(coded, level, totals)
     expected = float(np.sum(np.outer(totals, totals) * distance))
     if expected == 0:
         return _undefined("every pairable rating has the same value, so there is no "

@@ -8,11 +8,14 @@ procedure, and a block ready to paste into a paper.
 from django import forms
 
 from . import charts, sample_size, snapshots
-from .models import Item, Question, Role
+from .models import Item, Question, Role, StoredDisagreement
 from .reliability import N_BOOT, ROUNDS
+from .reliability_metrics import AGAINST_DECISIONS_RULE
 
 THRESHOLDS = {
     "reliable": sample_size.RELIABLE, "tentative": sample_size.TENTATIVE,
+    "applied_to": "the lower bound of the 95% bootstrap interval",
+    "rule": sample_size.VERDICT_RULE,
     "source": "Krippendorff, K. (2004). Content Analysis: An Introduction to Its "
               "Methodology (2nd ed.), ch. 11, standards for data reliability.",
 }
@@ -53,9 +56,12 @@ def document(study, report, plan_inputs=None):
     planning = sample_size.plan(main, offered=offered_categories(study), sample_size=sample["size"],
                                 coders=study.overlap, **inputs)
     planning["source"] = SAMPLE_SIZE_SOURCE
+    open_now = disagreement_counts(study)
     result = {"study": study.slug, "computed_at": report["computed_at"],
               "n_codings": report["n_codings"], "thresholds": THRESHOLDS, "sample": sample,
-              "procedure": procedure(study), "rounds": report["rounds"], "planning": planning}
+              "disagreements": open_now, "procedure": procedure(study, open_now),
+              "against_decisions_rule": AGAINST_DECISIONS_RULE,
+              "rounds": report["rounds"], "planning": planning}
     result["text"] = paper_text(result)
     return result
 
@@ -89,8 +95,22 @@ def offered_categories(study):
     return offered
 
 
-def procedure(study):
-    """How disagreements are settled, in words, from the study's settings."""
+def disagreement_counts(study):
+    """{found, decided, undecided}: the main round's disagreements (item x question whose
+    independent codings differ) now, from the stored review list: one query."""
+    from django.db.models import Count, Q
+
+    counts = (StoredDisagreement.objects
+              .filter(study=study, item__deleted_at__isnull=True, item__round=Item.Round.MAIN)
+              .aggregate(found=Count("pk"), decided=Count("pk", filter=Q(decided=True))))
+    return {"found": counts["found"], "decided": counts["decided"],
+            "undecided": counts["found"] - counts["decided"]}
+
+
+def procedure(study, counts=None):
+    """How disagreements are settled, in words, from the study's settings, and where the
+    study stands now (how many are decided and how many wait)."""
+    counts = counts or {"found": 0, "decided": 0, "undecided": 0}
     steps = ["Values on which the coders' independent codings agreed were recorded as "
              "decided (unanimous)."]
     if study.discussion_step:
@@ -100,8 +120,18 @@ def procedure(study):
                       "consensus.")
     who = ("an adjudicator" if study.allow_self_adjudication
            else "an adjudicator who had not coded the item")
-    steps.append(f"Remaining disagreements were decided by {who}; every decision is kept "
-                 "with who made it, when and why.")
+    if not counts["found"]:
+        steps.append(f"Disagreements are decided by {who}; none has been found so far.")
+    elif counts["undecided"]:
+        steps.append(
+            f"Disagreements are decided by {who}, who records why. Of the {counts['found']} "
+            f"disagreements found so far (item × variable), {counts['decided']} "
+            f"{'has' if counts['decided'] == 1 else 'have'} been decided and "
+            f"{counts['undecided']} {'is' if counts['undecided'] == 1 else 'are'} still "
+            "undecided.")
+    else:
+        steps.append(f"All {counts['found']} disagreements found (item × variable) were "
+                     f"decided by {who}; every decision is kept with who made it, when and why.")
     return " ".join(steps)
 
 
@@ -114,6 +144,10 @@ def paper_text(doc):
              "Table. Intercoder reliability, main round "
              f"({_number(len(main['coders']))} coders).", ""]
     lines += _table(main)
+    others = _other_coefficients(main)
+    if others:
+        lines += ["", "Other coefficients, main round (95% bootstrap intervals, "
+                  f"{N_BOOT:,} resamples of units):", ""] + others
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -128,12 +162,18 @@ def _reliability_paragraph(doc, main):
         "revisions after discussion and adjudicated values were not used. For each variable "
         "we report Krippendorff's alpha at its level of measurement (nominal, ordinal, "
         "interval or ratio; multiple-choice variables with the MASI distance) with a 95% "
-        f"bootstrap confidence interval ({N_BOOT:,} resamples of units), and percent agreement. "
+        f"bootstrap confidence interval ({N_BOOT:,} resamples of units), percent agreement, "
+        "and kappa (Cohen's for two coders, Fleiss' for more) with its own bootstrap "
+        "interval. Alpha counts every answer: for number variables, special answers such as "
+        "\"not reported\" count as answers (a special answer against any other answer is a "
+        "full disagreement; two numbers differ by their distance scaled to the widest gap), "
+        "and alpha over the numeric answers alone is reported beside it. "
         "A conditional variable whose condition was not met for a coder was treated as "
         "not applicable and left out of that variable's units; unanswered applicable "
         "variables were treated as missing; both are counted in the table. Following "
-        "Krippendorff (2004), α ≥ .800 is taken as reliable and .667 ≤ α < .800 as "
-        "sufficient for tentative conclusions only.")
+        "Krippendorff (2004, §11.4), a variable is called reliable when the lower bound of "
+        "its alpha interval is at least .800, and usable for tentative conclusions only "
+        "when it is at least .667.")
 
 
 def _calibration_paragraph(calibration):
@@ -153,31 +193,68 @@ def _decision_counts(main):
     if not counts:
         return ""
     parts = ", ".join(f"{n} {method}" for method, n in sorted(counts.items()))
-    return f" So far {sum(counts.values())} values are decided: {parts}."
+    return (f" At the last computation {sum(counts.values())} values (item × variable) had "
+            f"a decision: {parts}.")
 
 
-COLUMNS = ("Variable", "Level", "Units", "Coders", "α [95% CI]", "% agreement", "N/A", "Missing")
+COLUMNS = ("Variable", "Level", "Units", "Coders", "α [95% CI]", "α numbers only", "Kappa [95% CI]",
+           "% agreement", "N/A", "Missing")
+
+
+def _with_interval(figure):
+    if not figure or figure.get("value") is None:
+        return "–"
+    if figure.get("low") is None:
+        return _alpha(figure["value"])
+    return f"{_alpha(figure['value'])} [{_alpha(figure['low'])}, {_alpha(figure['high'])}]"
+
+
+def _rows(main):
+    several = len(main["codebooks"]) > 1
+    for book in main["codebooks"]:
+        for q in book["questions"]:
+            if q.get("metric"):
+                yield (f"{book['name']}: {q['key']}" if several else q["key"]), q
 
 
 def _table(main):
-    several = len(main["codebooks"]) > 1
     rows = []
-    for book in main["codebooks"]:
-        for q in book["questions"]:
-            if not q.get("metric"):
-                continue
-            name = f"{book['name']}: {q['key']}" if several else q["key"]
-            alpha = q["alpha"]
-            interval = ("undefined" if alpha["value"] is None else
-                        f"{_alpha(alpha['value'])} [{_alpha(alpha['low'])}, "
-                        f"{_alpha(alpha['high'])}]")
-            agreement = ("–" if q["percent_agreement"] is None
-                         else f"{100 * q['percent_agreement']:.1f}%")
-            rows.append((name, q["metric"], str(q["units"]), str(q["coders"]), interval,
-                         agreement, str(q["not_applicable"]), str(q["missing"])))
+    for name, q in _rows(main):
+        alpha = q["alpha"]
+        interval = "undefined" if alpha["value"] is None else _with_interval(alpha)
+        agreement = ("–" if q["percent_agreement"] is None
+                     else f"{100 * q['percent_agreement']:.1f}%")
+        kappa = q.get("kappa") or {}
+        kappa_text = (_with_interval(kappa) + f" ({kappa['name'].split(chr(39))[0]})"
+                      if kappa.get("value") is not None else "–")
+        rows.append((name, q["alpha"].get("level", q["metric"]), str(q["units"]),
+                     str(q["coders"]), interval, _with_interval(q.get("alpha_numbers")),
+                     kappa_text, agreement, str(q["not_applicable"]), str(q["missing"])))
     widths = [max(len(row[i]) for row in [COLUMNS, *rows]) for i in range(len(COLUMNS))]
     return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
             for row in [COLUMNS, *rows]]
+
+
+def _other_coefficients(main):
+    """One line a variable: every coefficient the page shows beyond alpha and kappa."""
+    lines = []
+    for name, q in _rows(main):
+        kappa = (q.get("kappa") or {}).get("name")
+        parts = [f"{c['name']}{' (' + c['weights'] + ' weights)' if c['weights'] != 'identity' else ''}"
+                 f" {_with_interval(c)}" for c in q.get("coefficients") or []
+                 if c["name"] != kappa]
+        two = q.get("two_coders") or {}
+        for key, label in (("pabak", "PABAK"), ("bias_index", "bias index"),
+                           ("prevalence_index", "prevalence index")):
+            if two.get(key):
+                parts.append(f"{label} {_with_interval(two[key])}")
+        test = two.get("stuart_maxwell")
+        if test:
+            parts.append(f"Stuart–Maxwell χ²({test['df']}) = {test['statistic']:.2f}, "
+                         f"p = {test['p']:.3f}")
+        if parts:
+            lines.append(f"{name}: " + "; ".join(parts) + ".")
+    return lines
 
 
 def _alpha(value):

@@ -23,13 +23,19 @@ from . import agreement
 CELLS_PER_BATCH = 2_000_000
 
 
-def alpha_interval(ratings, level="nominal", confidence=0.95, n_boot=1000, seed=0):
+def alpha_interval(ratings, level="nominal", confidence=0.95, n_boot=1000, seed=0,
+                   distance=None):
     """Percentile bootstrap interval (low, high) of Krippendorff's alpha over units.
 
     ``ratings`` and ``level`` as for ``agreement.krippendorff_alpha``. Resamples on
-    which alpha is undefined are left out; (nan, nan) when all of them are.
+    which alpha is undefined are left out; (nan, nan) when all of them are. ``distance``:
+    a matrix of squared distances between category codes 0..q-1 (the ratings are then
+    those codes, level nominal), for a distance no level defines.
     """
     patterns = _patterns(ratings, level)
+    if patterns is not None and distance is not None:
+        used = np.asarray(patterns.coded.labels, dtype=np.int64)
+        patterns.distance = np.asarray(distance, dtype=float)[np.ix_(used, used)]
     if patterns is None:
         return float("nan"), float("nan")
     rng = np.random.default_rng(seed)
@@ -50,6 +56,7 @@ class _Patterns:
     def __init__(self, coded, level):
         self.level = level
         self.coded = coded
+        self.distance = None
         size = coded.n_categories
         rows, self.counts = _distinct_rows(np.sort(coded.codes, axis=1), size)
         self.n_units = int(self.counts.sum())
@@ -80,8 +87,9 @@ class _Patterns:
         if self.level == "ordinal":  # ordinal distances depend on each resample's totals
             distances = np.stack([agreement._ordinal_distances(t) for t in totals])
         else:
-            distances = np.broadcast_to(agreement._distances(self.coded, self.level, None),
-                                        matrices.shape)
+            distance = (self.distance if self.distance is not None
+                        else agreement._distances(self.coded, self.level, None))
+            distances = np.broadcast_to(distance, matrices.shape)
         observed = np.einsum("bij,bij->b", matrices, distances)
         expected = np.einsum("bi,bij,bj->b", totals, distances, totals)
         # alpha = 1 - (n - 1) * sum(o * d) / sum(n_c * n_k * d), as in agreement.

@@ -164,4 +164,4 @@ def _tooltip(q):
     interval = ("" if alpha["low"] is None
                 else f" [{alpha['low']:.3f}, {alpha['high']:.3f}]")
     return (f"{q['key']}: α {alpha['value']:.3f}{interval}, {q['units']} units, "
-            f"{verdict(alpha['value'])}")
+            f"{verdict(alpha['low'])} (on the lower bound)")

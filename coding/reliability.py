@@ -61,6 +61,7 @@ def study_report(study, *, n_boot=N_BOOT, seed=0, progress=None):
         with _reading():
             groups, n_codings, last_id = _independent(study, questions)
         methods = _place_decisions(decisions.result(), groups)
+    _name_adjudicators(groups)
     total = sum(len(questions[book]) for _, book in groups) or 1
     done = 0
     rounds = {}
@@ -208,7 +209,7 @@ class _Column:
         self.index = dict.fromkeys(EMPTY, -1)
         self.values = []
         self._codes, self._applicable, self._shown = [], [], {}
-        self.decided = None
+        self.decided = self.adjudicator = self.adjudicated_by = None
 
     def add(self, columns):
         answers = columns[self.key]
@@ -246,6 +247,7 @@ class _Column:
             given = self.codes >= 0
             np.minimum.at(self.first, self.codes[given], pks[given])
         self.decided = np.full(n_units, -1, dtype=np.int32)
+        self.adjudicator = np.full(n_units, -1, dtype=np.int64)
 
     def decided_code(self, value):
         """The provisional code of a decided value; -1 if it is no answer to the question."""
@@ -276,13 +278,14 @@ def _decisions(study):
     anti-join per row costs the database more than the whole scan.
     """
     rows = (Decision.objects.filter(item__study=study, item__deleted_at__isnull=True)
-            .order_by().values("question_key", "value", "method", "revision")
+            .order_by().values("question_key", "value", "method", "revision", "decided_by")
             .annotate(items=_IdList("item_id"))
-            .values_list("question_key", "value", "method", "revision", "items"))
+            .values_list("question_key", "value", "method", "revision", "items", "decided_by"))
     by_key = {}
-    for key, value, method, revision, items in rows.iterator(chunk_size=100):
+    for key, value, method, revision, items, by in rows.iterator(chunk_size=100):
+        adjudicator = by if method == Decision.Method.ADJUDICATED and by else -1
         by_key.setdefault(key, []).append((np.fromstring(items, dtype=np.int64, sep=","),
-                                           value, method, revision))
+                                           value, method, revision, adjudicator))
     return by_key
 
 
@@ -322,7 +325,21 @@ def _place_decisions(by_key, groups):
                 for p in np.unique(part[mine]):  # only values decided in this group
                     codes[p] = column.decided_code(parts[p][1])
                 column.decided[unit_of[at[mine]]] = codes[part[mine]]
+                adjudicators = np.array([p[4] for p in parts], dtype=np.int64)
+                column.adjudicator[unit_of[at[mine]]] = adjudicators[part[mine]]
     return methods
+
+
+def _name_adjudicators(groups):
+    """Each column's adjudicator ids as usernames ("" where not adjudicated): one query."""
+    columns = [c for g in groups.values() for c in g.columns if c.adjudicator is not None]
+    ids = {int(i) for c in columns for i in np.unique(c.adjudicator) if i >= 0}
+    names = dict(get_user_model().objects.filter(pk__in=ids).values_list("pk", "username"))
+    for column in columns:
+        found, inverse = np.unique(column.adjudicator, return_inverse=True)
+        labels = np.array([names.get(i, "") if i >= 0 else "" for i in found.tolist()] + [""],
+                          dtype=object)
+        column.adjudicated_by = labels[inverse.reshape(-1)] if len(found) else labels[:0]
 
 
 class _Beside:
@@ -457,7 +474,8 @@ def _question_report(column, group, n_boot, seed):
     codes = np.full((len(group.units), len(group.coders)), -1, dtype=np.int64)
     codes[group.unit_index, group.coder_index] = np.where(applicable, raw, -1)
     variable = Variable(level=scale.level, labels=scale.labels, codes=codes, coders=group.coders,
-                        options=scale.options, decided=decided, numbers=scale.numbers)
+                        options=scale.options, decided=decided, numbers=scale.numbers,
+                        adjudicated_by=column.adjudicated_by)
     report["units_coded"] = int(((codes >= 0).sum(axis=1) >= 1).sum())
     return report | {"metric": scale.level, "note": scale.note} | measure(variable, n_boot, seed)
 
@@ -528,9 +546,9 @@ class Scale:
             self.level, self.note = "interval", "Negative numbers: measured as interval."
         self.numbers = numbers
         if np.isnan(numbers).any():
-            self.note = ("Answers such as " + ", ".join(
+            self.note = ("Special answers (" + ", ".join(
                 display(x) for x in self.labels if not _is_number(x))
-                + " count for percent agreement and kappa but not for alpha.")
+                + ") count in alpha on all answers and are left out of alpha on numbers only.")
 
 
 def _options(question):

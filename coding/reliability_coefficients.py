@@ -186,13 +186,15 @@ def stuart_maxwell(square):
     from statsmodels.stats.contingency_tables import SquareTable
 
     square = np.asarray(square, dtype=float)
-    used = (square.sum(axis=0) + square.sum(axis=1)) > 0
-    square = square[used][:, used]
-    if len(square) < 2 or square.sum() == 0:
+    if (square.sum(axis=0) + square.sum(axis=1) > 0).sum() < 2:
         return None
-    off = square.sum(axis=1) - np.diag(square) + square.sum(axis=0) - np.diag(square)
+    # A category no unit disagreed on adds nothing to the differences of margins and
+    # only zeros to their covariance, which it would make singular: it is left out (the
+    # generalised-inverse statistic, with one degree of freedom fewer).
+    off = square.sum(axis=1) + square.sum(axis=0) - 2 * np.diag(square)
     if not off.any():  # every unit agreed: the margins are equal, nothing to test
-        return {"statistic": 0.0, "df": len(square) - 1, "p": 1.0}
+        return {"statistic": 0.0, "df": 0, "p": 1.0}
+    square = square[off > 0][:, off > 0]
     result = SquareTable(square, shift_zeros=False).homogeneity(method="stuart_maxwell")
     return {"statistic": float(result.statistic), "df": int(result.df),
             "p": float(result.pvalue)}

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import agreement
+from . import reliability_coefficients as rc
 from .bootstrap import alpha_interval
 from .sample_size import verdict
 
@@ -38,6 +39,9 @@ class Variable:
     decided: np.ndarray | None = None
     numbers: np.ndarray | None = None
     options: list = field(default_factory=list)
+    # Per unit, who adjudicated the current decision (a coder's name), "" where the
+    # decision was not adjudicated (unanimous, single, consensus) or there is none.
+    adjudicated_by: np.ndarray | None = None
 
     @property
     def is_sets(self):
@@ -49,7 +53,9 @@ class Variable:
         columns = (self.codes[rows] >= 0).any(axis=0)
         return replace(self, codes=self.codes[rows][:, columns],
                        coders=[c for c, keep in zip(self.coders, columns) if keep],
-                       decided=None if self.decided is None else self.decided[rows])
+                       decided=None if self.decided is None else self.decided[rows],
+                       adjudicated_by=(None if self.adjudicated_by is None
+                                       else self.adjudicated_by[rows]))
 
     def coded(self, codes=None):
         """``codes`` and the labels they index as alpha reads them at this level: numbers
@@ -84,6 +90,13 @@ def measure(variable, n_boot=1000, seed=0):
                                           agreement.percent_agreement, _as_float(v.codes))
     result["kappa"] = _kappa(v, result)
     result["alpha"] = _alpha(v, result, n_boot, seed)
+    result["alpha_numbers"] = _alpha_numbers(v, result, n_boot, seed)
+    result["included"] = _included(v)
+    coefficients, two = _coefficients(v, result, n_boot, seed)
+    result["coefficients"], result["two_coders"] = coefficients, two
+    if coefficients and result["kappa"]["name"]:
+        main = next(c for c in coefficients if c["name"] == result["kappa"]["name"])
+        result["kappa"] |= {"low": main["low"], "high": main["high"]}
     result["categories"] = _options(v) if v.is_sets else _categories(v)
     result["confusion"] = None if v.is_sets else _table(v.labels, v.codes, _pairs)
     result["coder_pairs"] = _coder_pairs(v)
@@ -123,13 +136,135 @@ def _kappa(v, result):
 
 
 def _alpha(v, result, n_boot, seed):
+    """Alpha on every answer. A number question with special answers ("not reported") is
+    measured with the mixed distance (see mixed_distances), so a special answer against
+    a number is a full disagreement instead of a value left out."""
+    if v.numbers is not None and np.isnan(v.numbers).any():
+        distance = mixed_distances(v.numbers, v.level)
+        codes = v.codes
+        value = _metric(result, "alpha", agreement._alpha_with_distances, codes, distance)
+        ratings = np.where(codes >= 0, codes, np.nan).astype(float)
+        interval = (alpha_interval(ratings, "nominal", CONFIDENCE, n_boot, seed,
+                                   distance=distance) if value is not None else None)
+        return _alpha_result(value, interval, "mixed", n_boot)
     value = _metric(result, "alpha", agreement._alpha_of_codes, *v.coded(), v.level)
+    interval = (alpha_interval(v.for_alpha(), v.level, CONFIDENCE, n_boot, seed)
+                if value is not None else None)
+    return _alpha_result(value, interval, v.level, n_boot)
+
+
+def _alpha_numbers(v, result, n_boot, seed):
+    """Alpha over the numeric answers only (special answers left out), at the question's
+    level: shown beside the alpha on every answer, labelled; None without special answers."""
+    if v.numbers is None or not np.isnan(v.numbers).any():
+        return None
+    scratch = {"undefined": {}}
+    value = _metric(scratch, "alpha", agreement._alpha_of_codes, *v.coded(), v.level)
+    interval = (alpha_interval(v.for_alpha(), v.level, CONFIDENCE, n_boot, seed)
+                if value is not None else None)
+    numeric = ~np.isnan(v.numbers)
+    kept = np.append(numeric, False)[v.codes]
+    return _alpha_result(value, interval, v.level, n_boot) | {
+        "units": int(((kept).sum(axis=1) >= 2).sum()),
+        "left_out": int(((v.codes >= 0) & ~kept).sum()),
+        "undefined": scratch["undefined"].get("alpha")}
+
+
+def _alpha_result(value, interval, level, n_boot):
     low = high = None
-    if value is not None:
-        low, high = (None if x != x else x for x in
-                     alpha_interval(v.for_alpha(), v.level, CONFIDENCE, n_boot, seed))
-    return {"value": value, "low": low, "high": high, "level": v.level,
-            "verdict": verdict(value), "confidence": CONFIDENCE, "resamples": n_boot}
+    if interval is not None:
+        low, high = (None if x != x else x for x in interval)
+    return {"value": value, "low": low, "high": high, "level": level,
+            "verdict": verdict(low), "point_verdict": verdict(value),
+            "confidence": CONFIDENCE, "resamples": n_boot}
+
+
+def mixed_distances(numbers, level):
+    """Squared distances over labels that are numbers (``numbers[k]``) or special answers
+    (NaN): between two numbers the level's distance scaled to at most 1 (interval: the
+    squared difference over the squared range; ratio: ((x - y) / (x + y))^2, at most 1);
+    between a special answer and any other answer 1, the largest; 0 for the same answer."""
+    numbers = np.asarray(numbers, dtype=float)
+    special = np.isnan(numbers)
+    value = np.where(special, 0.0, numbers)
+    difference = value[:, None] - value[None, :]
+    if level == "ratio":
+        total = value[:, None] + value[None, :]
+        scaled = np.divide(difference, total, out=np.zeros_like(difference), where=total != 0) ** 2
+    else:
+        spread = np.ptp(value[~special]) if (~special).any() else 0.0
+        scaled = (difference / spread) ** 2 if spread else np.zeros_like(difference)
+    either = special[:, None] | special[None, :]
+    distance = np.where(either, 1.0, scaled)
+    np.fill_diagonal(distance, 0.0)
+    return distance
+
+
+def _included(v):
+    """What the alpha counts, in words (the page shows it beside the figure)."""
+    if v.numbers is not None and np.isnan(v.numbers).any():
+        specials = ", ".join(display(label) for label, x in zip(v.labels, v.numbers) if x != x)
+        return (f"All answers, special answers ({specials}) included: two numbers differ by "
+                "their distance scaled to the widest gap, a special answer against any other "
+                "answer is a full disagreement. Numbers only: the same at the "
+                f"{v.level} level with the special answers left out.")
+    if v.is_sets:
+        return "All answers: sets of options, partial overlap credited (MASI)."
+    return f"All answers, at the {v.level} level."
+
+
+# --- the other coefficients, each with its interval ---------------------------------
+
+def _coefficients(v, result, n_boot, seed):
+    """[{key, name, value, low, high, weights}] and, for two coders, {pabak, bias_index,
+    prevalence_index, stuart_maxwell}: chance-corrected coefficients for single-label
+    questions with at most MAX_TABLE distinct answers (counted categories)."""
+    if v.is_sets or len(v.coders) < 2:
+        return [], None
+    size = len(v.labels)
+    if size > MAX_TABLE:
+        result["undefined"]["coefficients"] = (
+            f"{size} distinct answers: kappa-type coefficients treat each as a category, "
+            "so they are computed for at most 30")
+        return [], None
+    p = rc.Patterns(v.codes, size)
+    identity = np.eye(size)
+    two = len(v.coders) == 2
+    rows = []
+
+    def add(key, name, function, w, weights="identity"):
+        row = rc.with_interval(function, p, n_boot, seed, CONFIDENCE, w)
+        rows.append({"key": key, "name": name, "weights": weights, **row})
+
+    if two:
+        add("cohen", "Cohen's kappa", rc.conger, identity)
+        add("scott", "Scott's pi", rc.fleiss, identity)
+    else:
+        add("fleiss", "Fleiss' kappa", rc.fleiss, identity)
+        add("conger", "Conger's kappa", rc.conger, identity)
+    add("ac1", "Gwet's AC1", rc.gwet, identity)
+    add("brennan_prediger", "Brennan-Prediger", rc.brennan_prediger, identity)
+    if v.level in ("ordinal", "interval", "ratio") and size > 2:
+        quadratic = rc.agreement_weights(size, "quadratic")
+        add("ac2", "Gwet's AC2", rc.gwet, quadratic, "quadratic")
+        add("weighted_kappa", "Cohen's weighted kappa" if two else "Conger's weighted kappa",
+            rc.conger, quadratic, "quadratic")
+    return rows, (_two_coder_figures(p, n_boot, seed) if two else None)
+
+
+def _two_coder_figures(p, n_boot, seed):
+    both = (p.rows >= 0).all(axis=1)
+    figures = {"units": int(p.counts[both].sum()),
+               "pabak": rc.with_interval(lambda p, c, *_: rc.pabak(p, c), p, n_boot, seed,
+                                         CONFIDENCE)}
+    if p.size == 2:
+        for key in ("bias_index", "prevalence_index"):
+            function = getattr(rc, key)
+            figures[key] = rc.with_interval(lambda p, c, *_, f=function: f(p, c), p, n_boot,
+                                            seed, CONFIDENCE)
+    table = rc.table(p, p.counts[None, :].astype(float))[0]
+    figures["stuart_maxwell"] = rc.stuart_maxwell(table)
+    return figures
 
 
 # --- per category, per coder ---------------------------------------------------------
@@ -212,12 +347,22 @@ def _coder_pairs(v):
     return rows
 
 
+AGAINST_DECISIONS_RULE = (
+    "Only items whose current decision was made by an adjudicator other than this coder "
+    "count: unanimous, single-coder and consensus decisions are the coders' own answers, "
+    "and an item the coder adjudicated is decided by their own view, so comparing them "
+    "would be circular.")
+
+
 def _against_decisions(v):
-    if v.decided is None:
+    """Each coder against the decisions of others: only units adjudicated by someone
+    other than the coder (AGAINST_DECISIONS_RULE); a coder with none is left out."""
+    if v.decided is None or v.adjudicated_by is None:
         return []
     rows = []
     for i, coder in enumerate(v.coders):
-        both = (v.codes[:, i] >= 0) & (v.decided >= 0)
+        by_other = (v.adjudicated_by != "") & (v.adjudicated_by != coder)
+        both = (v.codes[:, i] >= 0) & (v.decided >= 0) & by_other
         if both.any():
             codes = np.column_stack([v.codes[both, i], v.decided[both]])
             row = {"coder": coder, **_two_columns(v, codes)}

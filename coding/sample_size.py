@@ -15,9 +15,13 @@ with m coders the table's figure becomes m * N. Example checked in the tests: fo
 equally common categories (P_c = .25), a = .800, p = .05 give 2N = 139 values for
 two coders; a = .667 gives 81.
 
-Thresholds, from the same chapter ("Standards for data reliability"): rely on
+Thresholds, from the same chapter ("Standards for data reliability", §11.4): rely on
 variables with alpha >= .800; consider those between .667 and .800 only for tentative
-conclusions; below .667, do not rely on them.
+conclusions; below .667, do not rely on them. The report applies them to the lower
+bound of alpha's 95% bootstrap interval, not to the point estimate: a variable is called
+reliable only when the data rule out, at that confidence, an alpha below .800
+(Krippendorff 2004, §11.4, on the probability q that alpha falls below the smallest
+acceptable value).
 """
 
 import math
@@ -26,16 +30,20 @@ from statistics import NormalDist
 RELIABLE = 0.800
 TENTATIVE = 0.667
 VERDICTS = {
-    "reliable": "reliable (α ≥ 0.800)",
-    "tentative": "tentative only (0.667 ≤ α < 0.800)",
-    "unreliable": "not reliable (α < 0.667)",
+    "reliable": "reliable (lower bound of α ≥ 0.800)",
+    "tentative": "tentative only (lower bound 0.667 to 0.800)",
+    "unreliable": "not reliable (lower bound below 0.667)",
 }
+VERDICT_RULE = ("The verdict reads the lower bound of alpha's 95% bootstrap interval: "
+                "reliable when it is at least .800, tentative when at least .667, not "
+                "reliable below (Krippendorff 2004, §11.4).")
 # Below this many expected values, a category's agreement rests on a handful of cases.
 FEW_VALUES = 5
 
 
 def verdict(alpha):
-    """'reliable', 'tentative' or 'unreliable'; None when alpha is undefined."""
+    """'reliable', 'tentative' or 'unreliable' for a value of alpha (the report passes the
+    interval's lower bound); None when it is undefined."""
     if alpha is None or alpha != alpha:
         return None
     if alpha >= RELIABLE:

@@ -25,14 +25,20 @@ PLAN_PARAMETERS = [
                      "default: the study's categories taken as equally common."),
 ]
 REPORT = OpenApiResponse(OpenApiTypes.OBJECT, description=(
-    "study, computed_at (null before the first snapshot), n_codings, thresholds, sample, "
-    "procedure; rounds.main and rounds.calibration, each with codebooks[].questions[]: key, "
-    "kind, level, metric (the alpha level used: masi for multiple choice), codings, "
-    "not_applicable, missing, units (coded by two or more coders), coders, "
-    "percent_agreement, kappa {name, value}, alpha {value, low, high, level, verdict}, "
-    "categories[], confusion {labels, counts}, coder_pairs[], against_decisions[], "
-    "undefined {metric: reason}; planning {units_needed, warnings[], questions[]}; text "
-    "(the block for a paper)."))
+    "study, computed_at (null before the first snapshot), n_codings, thresholds (with the "
+    "rule: verdicts read the interval's lower bound), sample, disagreements {found, decided, "
+    "undecided} now, procedure, against_decisions_rule; rounds.main and rounds.calibration, "
+    "each with codebooks[].questions[]: key, kind, level, metric (the alpha level used: masi "
+    "for multiple choice), codings, not_applicable, missing, units (coded by two or more "
+    "coders), coders, percent_agreement, kappa {name, value, low, high}, alpha {value, low, "
+    "high, level (mixed: special answers counted), verdict (on low), point_verdict}, "
+    "alpha_numbers (numeric answers only, or null) {value, low, high, units, left_out}, "
+    "included (what alpha counts, in words), coefficients[] {key, name, weights, value, low, "
+    "high}, two_coders {units, pabak, bias_index, prevalence_index, stuart_maxwell "
+    "{statistic, df, p}} or null, categories[], confusion {labels, counts}, coder_pairs[], "
+    "against_decisions[] (only items adjudicated by someone else), undefined {metric: "
+    "reason}; planning {units_needed, warnings[], questions[]}; text (the block for a "
+    "paper)."))
 
 
 class AgreementReport(APIView):

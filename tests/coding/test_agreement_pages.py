@@ -153,3 +153,48 @@ def test_paper_block_names_the_sample_the_coders_calibration_and_procedure(coded
     assert "Calibration. No calibration round was run." in text
     assert "shown the disagreement" in text and "adjudicator who had not coded the item" in text
     assert "Variable" in text and "α [95% CI]" in text and "N/A" in text
+
+
+def label_row(doc):
+    return next(q for book in doc["rounds"]["main"]["codebooks"] for q in book["questions"]
+                if q["key"] == "label")
+
+
+def test_paper_block_counts_undecided_disagreements_as_they_stand(coded, people, client_for):
+    """The third paper's label differs and nobody decided it: the text says one is
+    undecided, not that disagreements "were decided by an adjudicator"."""
+    client = client_for(people["olive"])
+    doc = client.get(f"/api/studies/{coded.slug}/agreement/").json()
+    assert doc["disagreements"]["undecided"] >= 1
+    assert f"{doc['disagreements']['undecided']} " in doc["text"]
+    assert "still undecided" in doc["text"] and "were decided by" not in doc["text"]
+    html = client.get(f"/studies/{coded.slug}/agreement/").content.decode()
+    assert f"<b>{doc['disagreements']['undecided']} undecided</b>" in html
+
+
+def test_kappa_and_every_coefficient_reach_api_page_and_paper_text(coded, people, client_for):
+    client = client_for(people["olive"])
+    doc = client.get(f"/api/studies/{coded.slug}/agreement/").json()
+    label = label_row(doc)
+    kappa = label["kappa"]
+    assert kappa["name"] == "Cohen's kappa" and kappa["low"] <= kappa["value"] <= kappa["high"]
+    names = {c["name"] for c in label["coefficients"]}
+    assert {"Cohen's kappa", "Scott's pi", "Gwet's AC1", "Brennan-Prediger"} <= names
+    assert "pabak" in label["two_coders"] and "stuart_maxwell" in label["two_coders"]
+    text = doc["text"]
+    assert f"{kappa['value']:.3f} [{kappa['low']:.3f}, {kappa['high']:.3f}] (Cohen)" in text
+    assert "Scott's pi" in text and "Gwet's AC1" in text and "PABAK" in text
+    assert "Stuart–Maxwell" in text and "lower bound" in text
+    html = client.get(f"/studies/{coded.slug}/agreement/").content.decode()
+    for words in ("Gwet&#x27;s AC1", "Brennan-Prediger", "PABAK", "Stuart–Maxwell",
+                  "What α counts", "lower bound", "made by an adjudicator other than this coder"):
+        assert words in html, words
+
+
+def test_verdict_reads_the_lower_bound(coded, people, client_for):
+    doc = client_for(people["olive"]).get(f"/api/studies/{coded.slug}/agreement/").json()
+    alpha = label_row(doc)["alpha"]
+    from coding.sample_size import verdict
+
+    assert alpha["verdict"] == verdict(alpha["low"])
+    assert "lower bound" in doc["thresholds"]["applied_to"]

@@ -125,9 +125,36 @@ def two_coder_study(alpha, people):
 def test_two_coders_get_cohens_kappa_with_its_known_value(two_coder_study):
     found = question(study_report(two_coder_study, n_boot=50), "code_released")
     # p_o = 0.8; both coders say yes half the time, so p_e = 0.5 and kappa = 0.6.
-    assert found["kappa"] == {"name": "Cohen's kappa", "value": pytest.approx(0.6), "note": ""}
+    assert found["kappa"] | {"low": None, "high": None} == {
+        "name": "Cohen's kappa", "value": pytest.approx(0.6), "note": "", "low": None,
+        "high": None}
+    assert found["kappa"]["low"] < 0.6 < found["kappa"]["high"]
     assert found["percent_agreement"] == pytest.approx(0.8)
     assert found["units"] == 10 and found["coders"] == 2
+
+
+def test_two_coders_get_every_coefficient_with_an_interval(two_coder_study):
+    """Table [[4, 1], [1, 4]]: p_o = .8 and both coders' shares are .5, so Cohen, Scott,
+    AC1, Brennan-Prediger and PABAK are all (.8 - .5) / .5 = .6; no lean either way: bias
+    index 0, prevalence index (4 - 4) / 10 = 0, Stuart-Maxwell statistic 0."""
+    found = question(study_report(two_coder_study, n_boot=200), "code_released")
+    figures = {c["key"]: c for c in found["coefficients"]}
+    assert set(figures) == {"cohen", "scott", "ac1", "brennan_prediger"}
+    for figure in figures.values():
+        assert figure["value"] == pytest.approx(0.6)
+        assert figure["low"] < 0.6 < figure["high"] <= 1
+    two = found["two_coders"]
+    assert two["units"] == 10 and two["pabak"]["value"] == pytest.approx(0.6)
+    assert two["bias_index"]["value"] == 0 and two["prevalence_index"]["value"] == 0
+    assert two["stuart_maxwell"] == {"statistic": 0.0, "df": 1, "p": pytest.approx(1.0)}
+
+
+def test_the_verdict_follows_the_intervals_lower_bound(two_coder_study):
+    """Alpha 0.6 on 10 units: its interval reaches far below .667, so not reliable, and
+    the verdict says so even where the point estimate alone would read otherwise."""
+    found = question(study_report(two_coder_study, n_boot=200), "code_released")["alpha"]
+    assert found["verdict"] == verdict(found["low"]) == "unreliable"
+    assert found["low"] < found["value"]
 
 
 def test_confusion_and_per_category_agreement_have_known_values(two_coder_study):
@@ -185,13 +212,34 @@ def test_each_coder_is_compared_with_the_current_decision(alpha, people):
     factories.code(paper, people["cora"], label="analysis")
     factories.code(paper, people["cyril"], label="rl_method", scope="general")
     Decision.objects.create(item=paper, question_key="label", revision=1, value="analysis",
-                            method=Decision.Method.ADJUDICATED)
+                            method=Decision.Method.ADJUDICATED, decided_by=people["ada"])
     Decision.objects.create(item=paper, question_key="label", revision=2, value="rl_method",
-                            method=Decision.Method.ADJUDICATED)
+                            method=Decision.Method.ADJUDICATED, decided_by=people["ada"])
     rows = question(study_report(alpha, n_boot=50), "label")["against_decisions"]
     assert {row["coder"]: row["percent_agreement"] for row in rows} == {"cora": 0.0, "cyril": 1.0}
     cora = next(row for row in rows if row["coder"] == "cora")
     assert cora["confusion"] == {"labels": ["rl_method", "analysis"], "counts": [[0, 0], [1, 0]]}
+
+
+def test_coders_are_compared_only_with_decisions_they_did_not_make(alpha, people):
+    """Unanimous decisions are the coders' own answers, and an item the coder adjudicated
+    holds their view: neither counts, or every coder would score 100% (circular)."""
+    first, second, third = alpha.papers
+    for paper in (first, second, third):
+        factories.code(paper, people["cora"], label="analysis")
+    factories.code(first, people["cyril"], label="analysis")
+    factories.code(second, people["cyril"], label="rl_method", scope="general")
+    factories.code(third, people["cyril"], label="rl_method", scope="general")
+    assert Decision.objects.get(item=first, question_key="label").method == "unanimous"
+    Decision.objects.create(item=second, question_key="label", revision=1, value="rl_method",
+                            method=Decision.Method.ADJUDICATED, decided_by=people["cyril"])
+    Decision.objects.create(item=third, question_key="label", revision=1, value="analysis",
+                            method=Decision.Method.ADJUDICATED, decided_by=people["ada"])
+    rows = question(study_report(alpha, n_boot=50), "label")["against_decisions"]
+    # cora: the second (cyril decided) and third (ada) count, and she missed the second;
+    # cyril: only the third, which he missed.
+    assert {r["coder"]: (r["units"], r["percent_agreement"]) for r in rows} == {
+        "cora": (2, 0.5), "cyril": (1, 0.0)}
 
 
 def test_multiple_choice_is_measured_with_masi_on_sets(alpha, people):
@@ -207,14 +255,22 @@ def test_multiple_choice_is_measured_with_masi_on_sets(alpha, people):
     assert {c["value"]: c["n"] for c in found["categories"]} == {"entropy_collapse": 3, "none": 4}
 
 
-def test_number_answers_that_are_options_count_for_agreement_but_not_alpha(alpha, people):
+def test_special_answers_count_in_alpha_and_a_numbers_only_alpha_is_shown_apart(alpha, people):
+    """Units (7, 7), (14, 14), ("not reported", 7). On all answers "not reported" against 7
+    is a full disagreement (distance 1) and 7 against 14 the ratio distance (7/21)^2; the
+    coincidence matrix has n_7 = 3, n_14 = 2, n_nr = 1, n = 6, one pair (nr, 7) each way:
+    alpha = 1 - 5 * 2 / (2 * (3 * 2 / 9 + 3 * 1 + 2 * 1)). On numbers only the disagreeing
+    value is left out: alpha 1.0 on the two other units."""
     for paper, (a, b) in zip(alpha.papers, [(7, 7), (14, 14), ("not_reported", 7)]):
         factories.code(paper, people["cora"], size_b=a)
         factories.code(paper, people["cyril"], size_b=b)
     found = question(study_report(alpha, n_boot=50), "size_b")
-    assert found["metric"] == "ratio" and found["alpha"]["value"] == 1.0
+    expected = 1 - 5 * 2 / (2 * (3 * 2 / 9 + 3 + 2))
+    assert found["alpha"]["value"] == pytest.approx(expected) and found["alpha"]["level"] == "mixed"
+    assert found["alpha_numbers"]["value"] == 1.0 and found["alpha_numbers"]["level"] == "ratio"
+    assert found["alpha_numbers"]["left_out"] == 1 and found["alpha_numbers"]["units"] == 2
     assert found["percent_agreement"] == pytest.approx(2 / 3)
-    assert "not_reported" in found["note"]
+    assert "not_reported" in found["note"] and "not_reported" in found["included"]
 
 
 # --- pure parts: interval, sample size, thresholds ---------------------------------------

@@ -12,6 +12,7 @@ from coding import agreement, reliability
 from coding.codebooks import create_codebook
 from coding.models import Assignment, Coding, Decision, Item, Membership, Role, Study
 from coding.reliability import study_report
+from coding.reliability_metrics import mixed_distances
 from ingest.models import Document, Snapshot
 
 SIZES = [0.5, 1.5, 3, 7, 13]
@@ -39,12 +40,14 @@ def question(report, key, round="main"):
 def bulk_study(answers, rounds=None, decide=True, spec=CODEBOOK):
     """A study of len(answers) papers, paper n coded by ann and bo with answers[n] (a pair
     of dicts), written with bulk inserts; decisions as settle_item and an adjudicator
-    would write them: unanimous where both agree, else adjudicated to ann's value."""
+    would write them: unanimous where both agree, else adjudicated to ann's value by judy
+    (an adjudicator who coded none of them)."""
     study = Study.objects.create(name="Scale study", slug=f"scale-{Study.objects.count()}")
     book = create_codebook(study, spec)
     version = book.current_version()
     User = get_user_model()
     ann, bo = (User.objects.create(username=name) for name in ("ann", "bo"))
+    judy = User.objects.get_or_create(username="judy")[0]
     Membership.objects.bulk_create(Membership(study=study, user=u, role=Role.CODER)
                                    for u in (ann, bo))
     documents = Document.objects.bulk_create(
@@ -68,7 +71,8 @@ def bulk_study(answers, rounds=None, decide=True, spec=CODEBOOK):
     if decide:
         Decision.objects.bulk_create(
             Decision(item=item, question_key=key, revision=1, value=a.get(key),
-                     method="unanimous" if a.get(key) == b.get(key) else "adjudicated")
+                     method="unanimous" if a.get(key) == b.get(key) else "adjudicated",
+                     decided_by=None if a.get(key) == b.get(key) else judy)
             for item, (a, b) in zip(items, answers) for key in a)
     return study, items
 
@@ -98,19 +102,29 @@ def test_a_number_question_has_one_label_per_distinct_value_however_many_units_d
     assert [c["value"] for c in found["categories"]] == [*SIZES, "not_reported"]
     assert sum(c["n"] for c in found["categories"]) == 6000
     assert found["units"] == 3000 and found["coders"] == 2
-    # Alpha (ratio) as computed directly on the units x coders matrix, the option missing.
+    # Alpha on numbers only (ratio) as computed directly on the units x coders matrix, the
+    # option missing.
     table = ratings_table(answers, "size_b", lambda v: np.nan if isinstance(v, str) else v)
-    assert found["alpha"]["value"] == pytest.approx(agreement.krippendorff_alpha(table, "ratio"),
-                                                    abs=1e-12)
+    numbers_only = found["alpha_numbers"]["value"]
+    assert numbers_only == pytest.approx(agreement.krippendorff_alpha(table, "ratio"), abs=1e-12)
     krippendorff = pytest.importorskip("krippendorff")
-    assert found["alpha"]["value"] == pytest.approx(
+    assert numbers_only == pytest.approx(
         krippendorff.alpha(table.T, level_of_measurement="ratio"), abs=1e-9)
+    # Alpha on all answers: the option a category at distance 1 from every number.
+    labels = [*SIZES, "not_reported"]
+    codes = ratings_table(answers, "size_b", labels.index).astype(np.int64)
+    numbers = np.array([*SIZES, np.nan], dtype=float)
+    assert found["alpha"]["value"] == pytest.approx(agreement._alpha_with_distances(
+        codes, mixed_distances(numbers, "ratio")), abs=1e-12)
     # Percent agreement counts the option as a value; each coder against the decisions.
     assert found["percent_agreement"] == pytest.approx(np.mean([a == b for a, b in (
         (x["size_b"], y["size_b"]) for x, y in answers)]))
-    against = {row["coder"]: row["percent_agreement"] for row in found["against_decisions"]}
-    assert against["ann"] == 1.0  # adjudicated to ann's value
-    assert against["bo"] == pytest.approx(found["percent_agreement"])
+    # Each coder against the decisions: only the adjudicated units (judy's), where ann's
+    # value was chosen and bo's, which differed, was not.
+    against = {row["coder"]: (row["units"], row["percent_agreement"])
+               for row in found["against_decisions"]}
+    differ = sum(a["size_b"] != b["size_b"] for a, b in answers)
+    assert against == {"ann": (differ, 1.0), "bo": (differ, 0.0)}
 
 
 @pytest.mark.django_db
@@ -118,9 +132,10 @@ def test_a_decided_value_no_coder_gave_is_one_more_label_and_only_the_current_re
     answers = number_answers(40, seed=1)
     study, items = bulk_study(answers)
     # Three units decided anew as 99 (adjudicated, revision 2); one revised twice.
+    judy = get_user_model().objects.get(username="judy")
     Decision.objects.bulk_create(
-        Decision(item=item, question_key="size_b", revision=2, value=99, method="adjudicated")
-        for item in items[:3])
+        Decision(item=item, question_key="size_b", revision=2, value=99, method="adjudicated",
+                 decided_by=judy) for item in items[:3])
     Decision.objects.create(item=items[0], question_key="size_b", revision=3, value=13,
                             method="consensus")
     report = study_report(study, n_boot=50)
@@ -130,8 +145,10 @@ def test_a_decided_value_no_coder_gave_is_one_more_label_and_only_the_current_re
     assert next(c for c in found["categories"] if c["value"] == 99)["n"] == 0
     decided = {0: 13, 1: 99, 2: 99}
     ann = next(row for row in found["against_decisions"] if row["coder"] == "ann")
+    # Only units whose current decision judy adjudicated: 1 and 2 (99), and those where
+    # ann and bo differed (ann's value); unit 0's current decision is a consensus.
     agree = [answers[n][0]["size_b"] == decided.get(n, answers[n][0]["size_b"])
-             for n in range(40) if decided.get(n, answers[n][0]["size_b"]) is not None]
+             for n in range(1, 40) if n in decided or answers[n][0] != answers[n][1]]
     assert ann["units"] == len(agree) and ann["percent_agreement"] == pytest.approx(np.mean(agree))
     # The round counts each item and question's current decision once, by its method.
     methods = report["rounds"]["main"]["decisions"]
