@@ -17,6 +17,7 @@ from . import presets
 from .adjudication import rebuild_disagreements, settle_study
 from .codebooks import YES_NO, check_values, create_codebook, is_shown
 from .codings import record_coding
+from .demo_histories import build_demo_histories
 from .queue import add_item, assign
 from .snapshots import take_snapshot
 from .study_setup import add_preset_catalog
@@ -128,6 +129,13 @@ def _build(rng, report):
         truth, document = _thread(rng, n)
         threads.append((_add_item(study, document, thread_book), truth))
     report(total - 1, total, "threads")
+    # The frameworks' histories, with the merged proposals as their pull requests (a seed
+    # of their own: the codings below draw from `rng` as before).
+    merged = [(item.document.metadata["framework"], truth["method_named"],
+               item.document.metadata["number"])
+              for item, truth in threads if truth["outcome"] == "merged"]
+    build_demo_histories(study, merged)
+    report(total - 1, total, "framework histories scanned")
 
     coders = [users["coder1"], users["coder2"], users["coder3"]]
     for i, (item, truth) in enumerate(papers[:60]):

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import views
+from .views import inclusion
 from .views import (calibration, catalog_edit, codebook_edit, codebook_files, members,
                     study_setup)
 
@@ -30,6 +31,7 @@ urlpatterns = [
     path("studies/<slug:slug>/agreement/", views.agreement_page, name="agreement"),
     path("studies/<slug:slug>/agreement/recompute/", views.agreement_recompute,
          name="agreement-recompute"),
+    path("studies/<slug:slug>/inclusion/", inclusion.inclusion_page, name="inclusion"),
     path("studies/<slug:slug>/catalog/", views.catalog_page, name="catalog"),
     path("studies/<slug:slug>/import/", views.import_page, name="import"),
     path("studies/<slug:slug>/frameworks/<int:framework_id>/", views.framework_page,

@@ -1,6 +1,8 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
+from . import inclusion
+
 from . import (agreement, calibration, catalog, catalog_edit, codebook_edit, codebook_files,
                coder, export, imports, members, review, study_setup, views)
 
@@ -39,6 +41,8 @@ urlpatterns = router.urls + [
          name="api-agreement-history"),
     path("studies/<slug:slug>/agreement/recompute/", agreement.AgreementRecompute.as_view(),
          name="api-agreement-recompute"),
+    path("studies/<slug:slug>/inclusion/", inclusion.InclusionAnalysis.as_view(),
+         name="api-inclusion"),
     path("studies/<slug:slug>/imports/", imports.ImportStart.as_view(), name="api-imports"),
     path("studies/<slug:slug>/screening/", imports.ScreeningFlow.as_view(), name="api-screening"),
     path("studies/<slug:slug>/catalog/", catalog.Catalog.as_view(), name="api-catalog"),

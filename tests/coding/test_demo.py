@@ -59,3 +59,28 @@ def test_demo_coder_can_log_in_and_see_the_demo_study(demo, client):
                            follow=True)
     assert response.status_code == 200
     assert demo.name in response.content.decode()
+
+
+def test_demo_frameworks_show_scanned_histories(demo, client):
+    """make run's catalog is not empty: every framework's invented history was scanned."""
+    from coding.models import FrameworkScan, Landing, MethodLink
+    from coding.models.catalog import OptionHit
+
+    assert FrameworkScan.objects.filter(framework__study=demo).count() == 7
+    assert set(Landing.objects.filter(method__study=demo).values_list("framework__name", flat=True)) \
+        == {"verl", "TRL", "OpenRLHF", "NeMo-RL", "AReaL", "ROLL", "slime"}
+    # slime's TIS flag was renamed: both names keep their own first appearance.
+    old, new = (OptionHit.objects.get(option__framework__study=demo,
+                                      option__framework__name="slime", option__name=name)
+                for name in ("enable_off_policy_correction", "use_tis"))
+    assert old.committed_at < new.committed_at and new.renamed
+    assert Landing.objects.filter(method__study=demo, upper_bound=True).exists()  # the ROLL sync
+    titled = MethodLink.objects.filter(method__study=demo, kind="proposes",
+                                       document__title__startswith="[Feature] Add Clip-higher")
+    assert titled.filter(method__name="Clip-higher").exists()
+    client.post("/login/", {"username": "owner", "password": DEMO_PASSWORD})
+    catalog = client.get(f"/studies/{demo.slug}/catalog/").content.decode()
+    assert "none of" not in catalog
+    verl = demo.frameworks.get(name="verl")
+    page = client.get(f"/studies/{demo.slug}/frameworks/{verl.pk}/").content.decode()
+    assert "History not scanned yet" not in page and "mentioned earlier in a comment" in page
