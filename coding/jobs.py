@@ -2,6 +2,7 @@
 
 from workbench.jobs import job_handler
 
+from . import raters_import  # noqa: F401  registers import_rater_codings
 from .demo import load_demo
 
 

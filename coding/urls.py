@@ -2,7 +2,7 @@ from django.urls import path
 
 from . import views
 from .views import inclusion
-from .views import (calibration, catalog_edit, codebook_edit, codebook_files, members,
+from .views import (calibration, catalog_edit, codebook_edit, codebook_files, members, raters,
                     study_setup)
 
 urlpatterns = [
@@ -39,5 +39,6 @@ urlpatterns = [
 ]
 
 # The study-setup areas keep their own routes beside their views.
-for area in (study_setup, codebook_edit, codebook_files, members, calibration, catalog_edit):
+for area in (study_setup, codebook_edit, codebook_files, members, calibration, catalog_edit,
+             raters):
     urlpatterns += area.urlpatterns

@@ -4,7 +4,7 @@ from rest_framework.routers import SimpleRouter
 from . import inclusion
 
 from . import (agreement, calibration, catalog, catalog_edit, codebook_edit, codebook_files,
-               coder, export, imports, members, review, study_setup, views)
+               coder, export, imports, members, raters, review, study_setup, views)
 
 router = SimpleRouter()
 router.register("studies", views.StudyViewSet, basename="study")
@@ -50,5 +50,6 @@ urlpatterns = router.urls + [
          name="api-framework"),
 ]
 
-for area in (study_setup, codebook_edit, codebook_files, members, calibration, catalog_edit):
+for area in (study_setup, codebook_edit, codebook_files, members, calibration, catalog_edit,
+             raters):
     urlpatterns += area.urlpatterns

@@ -6,11 +6,13 @@ from .decisions import Decision
 from .disagreements import StoredDisagreement
 from .imports import ImportRun
 from .items import Item
+from .raters import Comparison, Rater, RaterCoding
 from .reliability import AgreementSnapshot
 from .studies import Invite, Membership, Role, Study
 
 __all__ = [
-    "AgreementSnapshot", "Assignment", "AuditEntry", "Codebook", "CodebookVersion", "Coding", "Decision", "Exposure",
+    "AgreementSnapshot", "Assignment", "AuditEntry", "Codebook", "CodebookVersion", "Coding", "Comparison",
+    "Decision", "Exposure",
     "Framework", "FrameworkScan", "ImportRun", "Invite", "Item", "Landing", "Membership", "Method",
-    "MethodLink", "Option", "OptionName", "Question", "Role", "StoredDisagreement", "Study",
+    "MethodLink", "Option", "OptionName", "Question", "Rater", "RaterCoding", "Role", "StoredDisagreement", "Study",
 ]

@@ -1,0 +1,408 @@
+"""Importing raters' codings from CSV or JSON Lines, streamed, checked, idempotent.
+
+One row is one answer: `item` (the document identifier: an arXiv id or owner/repo#number),
+`rater` (a rater's name in the study), `question` (a key), `value`, and optionally
+`evidence` and `coded_at` (ISO 8601 with a time zone). Each answer is checked against the
+current published version of the item's codebook: the question exists, the value is an
+option, a number within bounds, yes/no…, and a conditional question is answered only when
+the same rater's answer to its condition question for that item (in the file or already
+imported) meets the condition.
+
+The file is read in batches of BATCH rows inside one transaction: errors are collected
+with their line and field (up to MAX_ERRORS), and if there is any, nothing is written. A
+dry run does the same work and rolls back, reporting what would change. Re-importing a
+file changes nothing (`unchanged`); a changed answer replaces the stored one, which is
+kept in `previous`.
+"""
+
+import contextlib
+import csv
+import io
+import json
+import os
+from dataclasses import dataclass, field
+from itertools import islice
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from workbench import jobs
+from workbench.jobs import user_facing
+
+from .codebooks import check_answer, is_shown, questions_with_options, unstorable_text
+from .limits import TEXT_ANSWER_MAX_CHARS, too_long
+from .models import CodebookVersion, Item, Question, Rater, RaterCoding
+
+BATCH = 5_000
+MAX_ERRORS = 100
+FORMATS = ("csv", "jsonl")
+COLUMNS = ("item", "rater", "question", "value", "evidence", "coded_at")
+REQUIRED = ("item", "rater", "question", "value")
+
+
+@user_facing
+class RaterImportError(Exception):
+    """The file has bad rows; nothing was written. `errors`: [(line, field, message)]."""
+
+    def __init__(self, errors):
+        self.errors = errors
+        shown = "; ".join(f"line {line}, {name}: {message}" for line, name, message in errors[:5])
+        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        super().__init__(f"{len(errors)} bad row{'s' if len(errors) != 1 else ''}, nothing "
+                         f"imported: {shown}{more}")
+
+
+class _Rollback(Exception):
+    pass
+
+
+@dataclass
+class Report:
+    dry_run: bool = False
+    rows: int = 0
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    errors: list = field(default_factory=list)
+    examples: list = field(default_factory=list)  # a few changes, for the dry run to show
+
+    def as_dict(self):
+        return {"dry_run": self.dry_run, "written": not self.dry_run and not self.errors,
+                "counts": {"rows": self.rows, "new": self.new, "changed": self.changed,
+                           "unchanged": self.unchanged, "errors": len(self.errors)},
+                "errors": [{"line": line, "field": name, "message": message}
+                           for line, name, message in self.errors],
+                "examples": self.examples}
+
+
+def format_of(name, given=""):
+    """The file's format: given, or from its name (.csv, else JSON Lines)."""
+    if given:
+        if given not in FORMATS:
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}")
+        return given
+    return "csv" if str(name).lower().endswith(".csv") else "jsonl"
+
+
+def read_rows(stream, fmt):
+    """(line number, {column: value}) from a text stream; a row that cannot be read is
+    (line, None, why)."""
+    if fmt == "csv":
+        reader = csv.DictReader(stream)
+        missing = [c for c in REQUIRED if c not in (reader.fieldnames or ())]
+        if missing:
+            yield 1, None, f"the header lacks {', '.join(missing)} (columns: {', '.join(COLUMNS)})"
+            return
+        for row in reader:
+            yield reader.line_num, row, None
+        return
+    for number, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as error:
+            yield number, None, f"not JSON: {error}"
+            continue
+        if not isinstance(row, dict):
+            yield number, None, "expected a JSON object"
+            continue
+        yield number, row, None
+
+
+def import_codings(study, stream, fmt, *, dry_run=False, progress=None):
+    """Import the rows of `stream` into the study; the Report. Raises RaterImportError
+    (nothing written) when a row is bad, unless this is a dry run, whose report lists them."""
+    report = Report(dry_run=dry_run)
+    try:
+        with transaction.atomic():
+            _import(study, read_rows(stream, fmt), report, progress)
+            if report.errors or dry_run:
+                raise _Rollback
+    except _Rollback:
+        pass
+    if report.errors and not dry_run:
+        raise RaterImportError(report.errors)
+    return report
+
+
+def import_file(study, path, fmt="", **kwargs):
+    with opened(path) as raw:
+        stream = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+        return import_codings(study, stream, format_of(path, fmt), **kwargs)
+
+
+def count_rows(path):
+    with opened(path) as stream:
+        return sum(1 for line in stream if line.strip())
+
+
+@contextlib.contextmanager
+def opened(path):
+    """A file as a binary stream: a path on this machine (the command's), or an upload's
+    key in the workbench's file storage, where pages and the API keep uploads."""
+    if os.path.exists(path):
+        with open(path, "rb") as stream:
+            yield stream
+        return
+    from workbench import storage
+
+    with storage.open_stream(path) as stream:
+        yield stream
+
+
+def _import(study, rows, report, progress):
+    checker = _Checker(study, report)
+    while batch := list(islice(rows, BATCH)):
+        checker.look_up_items(batch)
+        checked = [answer for answer in map(checker.check, batch) if answer]
+        if not report.errors:
+            _write(checked, report)
+        report.rows += len(batch)
+        if progress:
+            progress(report.rows)
+        if len(report.errors) >= MAX_ERRORS:
+            return
+    checker.check_conditions()
+
+
+class _Checker:
+    """Checks rows one by one; remembers what it needs to check conditions at the end."""
+
+    def __init__(self, study, report):
+        self.study, self.report = study, report
+        self.raters = {r.name: r for r in Rater.objects.filter(study=study)}
+        self.items = {}  # document key: (item id, version) — looked up a batch at a time
+        self.versions = {}  # codebook id: (version, {key: question})
+        self.seen = {}  # (rater id, item id, key): line
+        # Answers to questions others depend on, and the conditional answers to check.
+        self.conditions = {}  # (rater id, item id, key): value
+        self.conditional = []  # (line, rater id, item id, question)
+
+    def error(self, line, name, message):
+        if len(self.report.errors) < MAX_ERRORS:
+            self.report.errors.append((line, name, message))
+
+    def check(self, read):
+        line, row, problem = read
+        if problem:
+            return self.error(line, "row", problem)
+        missing = [c for c in REQUIRED if row.get(c) in (None, "")]
+        if missing:
+            return self.error(line, missing[0], "required")
+        rater = self.raters.get(str(row["rater"]))
+        if rater is None:
+            return self.error(line, "rater", f"no rater {str(row['rater'])[:100]!r} in this "
+                              "study; add it on the raters page first")
+        found = self._item(str(row["item"]))
+        if found is None:
+            return self.error(line, "item", f"no item {str(row['item'])[:100]!r} in this study")
+        item_id, version, questions = found
+        key = str(row["question"])
+        question = questions.get(key)
+        if question is None:
+            return self.error(line, "question", f"no question {key[:100]!r} in {version}")
+        try:
+            value = check_answer(question, _typed(question, row["value"]))
+        except ValueError as error:
+            return self.error(line, "value", str(error))
+        evidence, coded_at = self._extras(line, row)
+        if evidence is None:
+            return None
+        earlier = self.seen.setdefault((rater.pk, item_id, key), line)
+        if earlier != line:
+            return self.error(line, "question", f"{key} of {row['item']} by {rater.name} is "
+                              f"already given on line {earlier}")
+        if key in self.condition_keys(version):
+            self.conditions[(rater.pk, item_id, key)] = value
+        if question.show_if:
+            self.conditional.append((line, rater.pk, item_id, question))
+        return RaterCoding(rater=rater, item_id=item_id, question_key=key, value=value,
+                           codebook_version=version, evidence=evidence, coded_at=coded_at)
+
+    def _extras(self, line, row):
+        evidence = row.get("evidence") or ""
+        if not isinstance(evidence, str):
+            return self.error(line, "evidence", "expected text"), None
+        if problem := unstorable_text(evidence) or too_long(evidence, TEXT_ANSWER_MAX_CHARS,
+                                                            "the evidence"):
+            return self.error(line, "evidence", problem), None
+        coded_at = row.get("coded_at") or None
+        if coded_at is not None:
+            parsed = parse_datetime(str(coded_at)) if isinstance(coded_at, str) else None
+            if parsed is None or parsed.tzinfo is None:
+                self.error(line, "coded_at", "expected a date and time with a time zone, "
+                           "e.g. 2026-01-31T12:00:00Z")
+                return None, None
+            coded_at = parsed
+        return evidence, coded_at
+
+    def look_up_items(self, batch):
+        """The batch's items not met before, in one query."""
+        keys = {str(row["item"]) for _, row, _ in batch if row and row.get("item") not in
+                (None, "")} - self.items.keys()
+        if not keys:
+            return
+        self.items.update(dict.fromkeys(keys))
+        found = (Item.objects.alive().filter(study=self.study, document__key__in=keys)
+                 .values_list("document__key", "pk", "codebook_id"))
+        for key, item_id, codebook_id in found:
+            version, questions = self._version(codebook_id)
+            self.items[key] = (item_id, version, questions) if version else None
+
+    def _item(self, key):
+        return self.items.get(key)
+
+    def _version(self, codebook_id):
+        if codebook_id not in self.versions:
+            version = (CodebookVersion.objects.filter(
+                codebook_id=codebook_id, status=CodebookVersion.Status.PUBLISHED)
+                .order_by("-number").first())
+            questions = {q.key: q for q in questions_with_options(version)} if version else {}
+            self.versions[codebook_id] = (version, questions)
+        return self.versions[codebook_id]
+
+    def condition_keys(self, version):
+        if not hasattr(version, "_condition_keys"):
+            version._condition_keys = {q.show_if["question"] for q in
+                                       questions_with_options(version) if q.show_if}
+        return version._condition_keys
+
+    def check_conditions(self):
+        """A conditional answer needs its rater's answer to the condition question to meet
+        the condition: from the file, or else as imported before."""
+        wanted = {(rater, item, q.show_if["question"]) for _, rater, item, q in self.conditional
+                  if (rater, item, q.show_if["question"]) not in self.conditions}
+        stored = _stored_answers(wanted)
+        for line, rater, item, question in self.conditional:
+            condition = question.show_if["question"]
+            answer = self.conditions.get((rater, item, condition), stored.get(
+                (rater, item, condition)))
+            if not is_shown(question, {condition: answer}):
+                self.error(line, "question", f"{question.key} does not apply: {condition} "
+                           f"is not one of {question.show_if['in']} for this item and rater")
+
+
+def _stored_answers(wanted):
+    if not wanted:
+        return {}
+    rows = RaterCoding.objects.filter(rater_id__in={w[0] for w in wanted},
+                                      item_id__in={w[1] for w in wanted},
+                                      question_key__in={w[2] for w in wanted})
+    return {(r.rater_id, r.item_id, r.question_key): r.value for r in rows}
+
+
+def _typed(question, value):
+    """A file's text as the answer the question takes: a number, a list of options."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if question.kind == Question.Kind.MULTIPLE:
+        if text.startswith("["):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return text
+        return [part.strip() for part in text.split(";") if part.strip()]
+    if question.kind == Question.Kind.NUMBER and text not in {o.value for o in
+                                                              question.options.all()}:
+        try:
+            number = float(text)
+        except ValueError:
+            return text
+        return int(number) if number.is_integer() and "." not in text else number
+    return text
+
+
+def _write(answers, report):
+    """New answers created, changed ones replaced (the old kept in `previous`)."""
+    if not answers:
+        return
+    now = timezone.now()
+    stored = {(r.rater_id, r.item_id, r.question_key): r for r in RaterCoding.objects.filter(
+        rater_id__in={a.rater_id for a in answers}, item_id__in={a.item_id for a in answers},
+        question_key__in={a.question_key for a in answers})}
+    new, changed = [], []
+    for answer in answers:
+        old = stored.get((answer.rater_id, answer.item_id, answer.question_key))
+        if old is None:
+            answer.imported_at = now
+            new.append(answer)
+        elif (old.value, old.evidence, old.coded_at) != (answer.value, answer.evidence,
+                                                          answer.coded_at):
+            old.previous = [*old.previous, {
+                "value": old.value, "evidence": old.evidence, "imported_at": old.imported_at.isoformat(),
+                "coded_at": old.coded_at.isoformat() if old.coded_at else None}]
+            old.value, old.evidence, old.coded_at = answer.value, answer.evidence, answer.coded_at
+            old.codebook_version, old.imported_at = answer.codebook_version, now
+            changed.append(old)
+            _example(report, "changed", answer, old.previous[-1]["value"])
+        else:
+            report.unchanged += 1
+    for answer in new[:3]:
+        _example(report, "new", answer, None)
+    RaterCoding.objects.bulk_create(new, batch_size=BATCH)
+    RaterCoding.objects.bulk_update(changed, ["value", "evidence", "coded_at", "imported_at",
+                                              "codebook_version", "previous"], batch_size=1000)
+    report.new += len(new)
+    report.changed += len(changed)
+
+
+def _example(report, what, answer, before):
+    if len(report.examples) < 10:
+        report.examples.append({"change": what, "rater": answer.rater.name,
+                                "item": answer.item_id, "question": answer.question_key,
+                                "before": before, "after": answer.value})
+
+
+def report_text(result):
+    """A report (as_dict) as lines for a person: the command's output."""
+    counts = result["counts"]
+    head = "Dry run: would import" if result["dry_run"] else "Imported"
+    lines = [f"{head} {counts['rows']:,} rows: {counts['new']:,} new, {counts['changed']:,} "
+             f"changed, {counts['unchanged']:,} unchanged."]
+    lines += [f"line {e['line']}, {e['field']}: {e['message']}" for e in result["errors"]]
+    return lines
+
+
+def text_stream(data):
+    """Uploaded bytes as a text stream (BOM dropped)."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
+
+
+# --- as a job ------------------------------------------------------------------------
+
+def start_import(study, user, path, fmt="", dry_run=False):
+    """Queue the import of a saved file; the Job (its page shows progress and the report)."""
+    from .archive import check_open
+
+    if not dry_run:
+        check_open(study)
+    return jobs.enqueue("import_rater_codings", {
+        "study": study.pk, "study_slug": study.slug, "path": str(path),
+        "format": format_of(path, fmt), "dry_run": bool(dry_run)}, user=user)
+
+
+@jobs.job_handler("import_rater_codings")
+def run_import(job, report):
+    """Re-running it is harmless: the import is one transaction and idempotent."""
+    from .models import Study
+
+    study = Study.objects.get(pk=job.params["study"])
+    path, fmt = job.params["path"], job.params["format"]
+    total = max(count_rows(path) - (fmt == "csv"), 0)
+    progress = lambda done: report(done, total, f"{done:,} of {total:,} rows read")  # noqa: E731
+    try:
+        result = import_file(study, path, fmt, dry_run=job.params["dry_run"],
+                             progress=progress).as_dict()
+    except RaterImportError as error:
+        _log_errors(job, error.errors)
+        raise
+    _log_errors(job, [(e["line"], e["field"], e["message"]) for e in result["errors"]])
+    return {**result, "study": study.slug}
+
+
+def _log_errors(job, errors):
+    for line, name, message in errors:
+        jobs.log(job, message, level="error", location=f"line {line}, {name}")

@@ -1,0 +1,140 @@
+"""Raters, their imported codings and named comparisons: pages.
+
+Owners, adjudicators and viewers read them (as the agreement page); owners add raters,
+import codings and name comparisons. Coders are refused (403): a model's labels and the
+comparisons would tell them how others answered (design brief, rules 1 and 10)."""
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import path
+from django.views.decorators.http import require_http_methods
+
+from .. import comparisons, raters_import
+from ..access import access_study
+from ..models import Comparison, Rater, Role
+from ..raters import add_comparison, add_rater, raters_of
+from .calibration import errors_of
+from .imports import save_upload
+
+OWNERS = {Role.OWNER}
+READERS = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
+
+
+class RaterForm(forms.Form):
+    kind = forms.ChoiceField(choices=Rater.Kind.choices)
+    name = forms.SlugField(max_length=64, help_text="As the files name it, e.g. gpt-labeller.")
+    model_version = forms.CharField(required=False, max_length=200)
+    config_hash = forms.CharField(required=False, max_length=128,
+                                  label="Prompt or configuration hash")
+    provenance = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    member = forms.CharField(required=False, help_text="For a person: the member's username.")
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(help_text="CSV or JSON Lines: item, rater, question, value, "
+                           "evidence, coded_at.")
+    dry_run = forms.BooleanField(required=False, initial=True,
+                                 label="Dry run: only report what would change")
+
+
+class ComparisonForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    first = forms.ChoiceField(label="Rows")
+    second = forms.ChoiceField(label="Columns", required=False)
+    question = forms.SlugField(max_length=64, help_text="Question key, e.g. label.")
+
+    def __init__(self, *args, raters=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        names = [(r.name, f"{r.name} ({r.kind})") for r in raters]
+        self.fields["first"].choices = names
+        self.fields["second"].choices = [("", "the final decisions"), *names]
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def raters_page(request, slug):
+    study = access_study(request.user, slug, roles=READERS)
+    raters = list(raters_of(study))
+    forms_ = {"rater": RaterForm(), "import": UploadForm(),
+              "comparison": ComparisonForm(raters=raters)}
+    errors = {}
+    if request.method == "POST":
+        if Role.OWNER not in study.my_roles:
+            raise PermissionDenied("Only the study's owners change its raters.")
+        action = request.POST.get("action", "")
+        try:
+            done = act(request, study, action, raters, forms_)
+        except ValidationError as error:
+            errors[action] = errors_of(error)
+        else:
+            if hasattr(done, "pk"):  # a job: its page shows progress and the report
+                return redirect("job-detail", pk=done.pk)
+            messages.success(request, done)
+            return redirect("raters", slug=slug)
+    found = Comparison.objects.filter(study=study).select_related("first", "second")
+    return render(request, "coding/raters.html", {
+        "study": study, "raters": raters, "comparisons": found, "forms": forms_,
+        "errors": errors, "may_change": Role.OWNER in study.my_roles,
+    }, status=400 if errors else 200)
+
+
+def act(request, study, action, raters, forms_):
+    if action == "rater":
+        form = forms_["rater"] = RaterForm(request.POST)
+        data = _valid(form)
+        member = None
+        if data["member"]:
+            found = study.memberships.filter(user__username=data["member"]).first()
+            if found is None:
+                raise ValidationError({"member": f"no member {data['member']!r}"})
+            member = found.user
+        rater = add_rater(study, request.user, kind=data["kind"], name=data["name"],
+                          model_version=data["model_version"], config_hash=data["config_hash"],
+                          provenance=data["provenance"], member=member)
+        return f"Rater {rater.name} added."
+    if action == "import":
+        form = forms_["import"] = UploadForm(request.POST, request.FILES)
+        data = _valid(form)
+        upload = save_upload(study, data["file"])
+        return raters_import.start_import(study, request.user, upload, dry_run=data["dry_run"])
+    if action == "comparison":
+        form = forms_["comparison"] = ComparisonForm(request.POST, raters=raters)
+        data = _valid(form)
+        comparison = add_comparison(study, request.user, name=data["name"], first=data["first"],
+                                    second=data["second"] or None, question=data["question"])
+        return f"Comparison {comparison.name} added."
+    raise ValidationError("Unknown action.")
+
+
+def _valid(form):
+    if not form.is_valid():
+        raise ValidationError({name: list(errors) for name, errors in form.errors.items()})
+    return form.cleaned_data
+
+
+@login_required
+@require_http_methods(["GET", "HEAD"])
+def comparison_page(request, slug, comparison_id):
+    study = access_study(request.user, slug, roles=READERS)
+    comparison = (Comparison.objects.filter(study=study, pk=comparison_id)
+                  .select_related("first", "second", "codebook").first())
+    if comparison is None:
+        raise Http404("No such comparison.")
+    result = comparisons.compute(comparison)
+    rows = [{"label": label, "counts": counts, "total": total} for label, counts, total in
+            zip(result["labels"], result["table"], result["row_totals"])]
+    return render(request, "coding/comparison.html", {
+        "study": study, "comparison": comparison, "result": result, "rows": rows,
+        "chart": comparisons.chart(result) if result["units"] else None,
+    })
+
+
+urlpatterns = [
+    path("studies/<slug:slug>/raters/", raters_page, name="raters"),
+    path("studies/<slug:slug>/comparisons/<int:comparison_id>/", comparison_page,
+         name="comparison"),
+]
