@@ -161,16 +161,22 @@ def shown_key(key):
     return str(key).encode("unicode_escape").decode("ascii")
 
 
+def named_options(question, joiner=", "):
+    """The options as a sentence names them: “Not reported” (not_reported)."""
+    return joiner.join(f"“{o.label}” ({o.value})" for o in question.options.all())
+
+
 def check_answer(question, answer):
     allowed = [o.value for o in question.options.all()]
     kind = question.kind
     if kind == Question.Kind.SINGLE:
         if answer not in allowed:
-            raise ValueError(f"{answer!r} is not one of {allowed}")
+            raise ValueError(f"{str(answer)[:40]!r} is not one of this question's options: "
+                             f"{named_options(question)}.")
         return answer
     if kind == Question.Kind.MULTIPLE:
         if not isinstance(answer, list) or not all(a in allowed for a in answer):
-            raise ValueError(f"expected a list of options from {allowed}")
+            raise ValueError(f"Choose a list of this question's options: {named_options(question)}.")
         if len(set(answer)) != len(answer):
             raise ValueError("an option is chosen twice")
         alone = [o.value for o in question.options.all() if o.exclusive and o.value in answer]
@@ -179,13 +185,14 @@ def check_answer(question, answer):
         return sorted(answer, key=allowed.index)
     if kind == Question.Kind.YES_NO:
         if answer not in YES_NO:
-            raise ValueError("expected 'yes' or 'no'")
+            raise ValueError("Answer yes or no.")
         return answer
     if kind == Question.Kind.NUMBER:
         if answer in allowed:
             return answer
         if isinstance(answer, bool) or not isinstance(answer, int | float) or not math.isfinite(answer):
-            raise ValueError(f"expected a number or one of {allowed}" if allowed else "expected a number")
+            raise ValueError(f"Not a number: expected a number or {named_options(question, ' or ')}."
+                             if allowed else "Not a number: expected a number.")
         if question.min_value is not None and answer < question.min_value:
             raise ValueError(f"at least {question.min_value:g}")
         if question.max_value is not None and answer > question.max_value:

@@ -219,6 +219,16 @@ def assign(item, coder):
 
 # --- rounds and calibration ---------------------------------------------------
 
+def left_for(study, coder, round, cap=1000):
+    """How many items of `round` the coder could still be given, counted up to `cap` (a
+    bounded count: the coding page shows "1000+" rather than scan a large study)."""
+    mine = Assignment.objects.filter(item=OuterRef("pk"), coder=coder).exclude(status=RELEASED)
+    eligible = Item.objects.alive().filter(study=study, round=round).exclude(Exists(mine))
+    if round == MAIN:
+        eligible = eligible.filter(taken__lt=F("target"))
+    return eligible.values("pk")[:cap].count()
+
+
 def coder_round(study, coder):
     """The round the coder codes now: calibration first, then main once passed or waived."""
     finished = Assignment.objects.filter(item=OuterRef("pk"), coder=coder,

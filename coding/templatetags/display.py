@@ -1,6 +1,8 @@
 from datetime import datetime
 
 from django import template
+from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext as _
 
 register = template.Library()
 
@@ -33,3 +35,34 @@ def show_answer(value):
         return ", ".join(str(v) for v in value) or "–"
     return "–" if value in (None, "") else str(value)
 
+
+
+def option_labels(question):
+    """{value: label} of a question's options (prefetched), yes and no included."""
+    labels = getattr(question, "_option_labels", None)
+    if labels is None:
+        labels = {"yes": _("Yes"), "no": _("No")} if question.kind == "yes_no" else {}
+        labels.update({o.value: o.label for o in question.options.all()})
+        question._option_labels = labels
+    return labels
+
+
+@register.filter
+def answer_label(value, question):
+    """An answer as the codebook names it: each option's label, its key in the tooltip
+    (keys are for the API and exports). Other values (numbers, text) as they are."""
+    if value in ("n/a", "missing"):
+        return {"n/a": _("not applicable"), "missing": _("not answered")}[value]
+    labels = option_labels(question) if question is not None else {}
+    values = value if isinstance(value, list) else [value]
+    if not values or values == [None] or values == [""]:
+        return "–"
+    return format_html_join(", ", "{}", (
+        (format_html('<span title="{}">{}</span>', v, labels[v]) if v in labels else str(v),)
+        for v in values))
+
+
+@register.filter
+def question_label(question):
+    """A question as people read it: its text, its key in the tooltip."""
+    return format_html('<span title="{}">{}</span>', question.key, question.text)

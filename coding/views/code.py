@@ -13,12 +13,14 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from django.views.decorators.http import require_POST, require_http_methods, require_safe
 
 from .. import adjudication, queue
 from ..access import access_assignment, access_study
 from ..blinding import coder_view
-from ..codebooks import parse_form_answers
+from ..codebooks import is_shown, parse_form_answers
 from ..codings import NotHeld, latest_coding, phase_for, save_draft, submit
 from ..models import Assignment, Role
 from ..names import named_groups, namer
@@ -40,7 +42,7 @@ def code_next(request, slug):
         "study": study, "waiting_for_calibration": waiting, "start": not waiting,
         "nothing_left": request.GET.get("done") == "1",
         "score": queue.calibration_score(study, request.user) if waiting else None,
-        "progress": progress(study, request.user),
+        "progress": progress(study, request.user, request),
     })
 
 
@@ -75,13 +77,14 @@ def code_item(request, slug, pk):
             errors, status = {"__all__": [str(refused)]}, 409
             assignment.refresh_from_db()
         else:
+            count_in_sitting(request, study, assignment)
             return go_next(request, study)
     elif assignment.status == Assignment.Status.SUBMITTED:
         form = submitted_work(assignment) or form
     else:
         queue.extend_lease(assignment)
         form = assignment.draft or form
-    context = page_context(study, assignment, version, form, errors)
+    context = page_context(study, assignment, version, form, errors, request)
     return render(request, "coding/code_item.html", context, status=status)
 
 
@@ -114,7 +117,7 @@ def skip_item(request, slug, pk):
     except ValueError as error:
         version = assignment.item.codebook.current_version()
         context = page_context(study, assignment, version, posted_work(version, request.POST)[0],
-                               {"skip": [str(error)]})
+                               {"skip": [str(error)]}, request)
         return render(request, "coding/code_item.html", context, status=400)
     return go_next(request, study)
 
@@ -178,12 +181,53 @@ def revision_start(assignment, data):
     return opened
 
 
-def progress(study, coder):
-    """The coder's own counts only: never anything derived from other coders' work."""
+# What code.js writes on the page, in the reader's language (sent as JSON).
+JS_STRINGS = (
+    gettext_noop("Show it in the text"), gettext_noop("remove"),
+    gettext_noop("Select text in the item first, then press E."),
+    gettext_noop("Quotes come from the title, abstract or posts."), gettext_noop("Saving draft…"),
+    gettext_noop("Offline: your draft is kept in this browser and will be sent when you are back."),
+    gettext_noop("The draft could not be saved on the server; it is kept in this browser."))
+
+
+# A sitting ends after this long without a submission; the next one starts afresh.
+SITTING_GAP = 30 * 60
+
+
+def count_in_sitting(request, study, assignment):
+    """This sitting's submissions and time, kept in the session (no query): the coding
+    page shows them and estimates the time left from the coder's own pace."""
+    now = timezone.now().timestamp()
+    sitting = request.session.get("sitting") or {}
+    if sitting.get("study") != study.pk or now - sitting.get("last", 0) > SITTING_GAP:
+        sitting = {"study": study.pk, "count": 0, "seconds": 0.0}
+    opened = assignment.opened_at.timestamp() if assignment.opened_at else now
+    sitting.update(count=sitting["count"] + 1, last=now,
+                   seconds=sitting["seconds"] + min(max(now - opened, 0), SITTING_GAP))
+    request.session["sitting"] = sitting
+
+
+def sitting_for(request, study):
+    sitting = (request.session.get("sitting") if request is not None else None) or {}
+    if sitting.get("study") != study.pk or timezone.now().timestamp() - sitting.get("last", 0) > SITTING_GAP:
+        return None
+    return sitting
+
+
+def progress(study, coder, request=None):
+    """The coder's own counts only: never anything derived from other coders' work.
+    `left` is bounded (queue.left_for); `minutes_left` comes from this sitting's pace."""
     mine = Assignment.objects.filter(item__study=study, coder=coder)
+    round_ = queue.coder_round(study, coder)
+    left = queue.left_for(study, coder, round_) if round_ else 0
+    sitting = sitting_for(request, study)
+    pace = sitting["seconds"] / sitting["count"] if sitting and sitting["count"] else None
     return {"submitted": mine.filter(status=Assignment.Status.SUBMITTED).count(),
             "skipped": mine.filter(status=Assignment.Status.SKIPPED).count(),
-            "round": queue.coder_round(study, coder)}
+            "round": round_, "left": left, "left_capped": left >= 1000,
+            "sitting": sitting and sitting["count"],
+            "minutes_per_item": pace and round(pace / 60, 1),
+            "minutes_left": round(pace * left / 60) if pace and left < 1000 else None}
 
 
 def form_questions(version, form, errors):
@@ -191,17 +235,24 @@ def form_questions(version, form, errors):
     from `form["values"]`, its errors and its quotes."""
     questions = list(version.questions.prefetch_related("options"))
     values = form.get("values", {})
+    number = 0
     for question in questions:
+        # Numbered among the questions shown: a hidden conditional one takes no number
+        # (code.js renumbers as answers show and hide them).
+        question.shown = is_shown(question, values)
+        number += question.shown
+        question.number = number if question.shown else ""
         question.show_if_json = json.dumps(question.show_if) if question.show_if else ""
         question.option_values = [o.value for o in question.options.all()]
         question.answer = values.get(question.key)
         question.answers = question.answer if isinstance(question.answer, list) else [question.answer]
-        question.errors = errors.get(question.key, [])
+        question.errors = [_("This question needs an answer.") if e == "required" else e
+                           for e in errors.get(question.key, [])]
         question.quotes = [q for q in form.get("evidence", []) if q.get("question") == question.key]
     return questions
 
 
-def page_context(study, assignment, version, form, errors):
+def page_context(study, assignment, version, form, errors, request=None):
     item = assignment.item
     name = namer(study, assignment.coder)
     content = coder_view(study, item.snapshot.content)
@@ -216,9 +267,12 @@ def page_context(study, assignment, version, form, errors):
                            if key not in {q.key for q in questions} and key != "skip"
                            for message in messages],
         "evidence_json": json.dumps(form.get("evidence", [])),
+        "js_strings": {text: _(text) for text in JS_STRINGS},
         "is_revision": assignment.status == Assignment.Status.SUBMITTED,
         "opened": timezone.now().isoformat(), "newer_snapshot": newer,
-        "progress": progress(study, assignment.coder),
+        "progress": progress(study, assignment.coder, request),
+        "error_summary": [(f"question-{q.key}", f"{q.number}. {q.text}" if q.number else q.text, e)
+                          for q in questions for e in q.errors],
         "draft_saved_at": assignment.draft_saved_at,
         "discussion": [(q, named_groups(groups, name))
                        for q, groups in adjudication.discussion_for(assignment)],

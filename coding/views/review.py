@@ -9,6 +9,7 @@ from django.core.paginator import Paginator
 from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_safe
 
 from .. import adjudication
@@ -98,7 +99,10 @@ def record_decisions(item, questions, request):
         try:
             value = others.get(question.key) if choice == "other" else json.loads(choice)
         except json.JSONDecodeError:
-            errors[question.key] = ["Choose one of the values offered."]
+            errors[question.key] = [_("Choose one of the values offered.")]
+            continue
+        if choice == "other" and value in (None, "", []):
+            errors[question.key] = [_("Enter the other value, or choose one of the coders' values.")]
             continue
         try:
             adjudication.decide(item, question.key, value, request.user,
@@ -129,11 +133,15 @@ def review_context(study, item, questions, errors, request):
     codings = adjudication.gather([item])[item.pk]
     coders = sorted(codings.independent, key=lambda c: c.username)
     decisions = {q.key: adjudication.current_decision(item, q.key) for q in questions}
+    # After a refused POST the page comes back as the reviewer left it: each choice, the
+    # other value typed and the rationale (nothing typed is lost).
+    posted = request.POST if request.method == "POST" else {}
+    others = parse_form_answers(item.codebook.current_version(), posted) if posted else {}
     rows = []
     for question in questions:
         groups = adjudication.group_answers(codings.independent, question)
-        question.answer = None
-        question.answers = []
+        question.answer = others.get(question.key)
+        question.answers = question.answer if isinstance(question.answer, list) else [question.answer]
         question.option_values = [o.value for o in question.options.all()]
         rows.append({
             "question": question, "groups": groups, "differs": len(groups) > 1,
@@ -143,6 +151,7 @@ def review_context(study, item, questions, errors, request):
             "revised": ([adjudication.answer(codings.latest[c], question) for c in coders]
                         if item.discussion_opened_at else None),
             "decision": decisions[question.key], "errors": errors.get(question.key, []),
+            "chosen": posted.get(f"d-{question.key}", ""), "why": posted.get(f"why-{question.key}", ""),
             "history": list(item.decisions.filter(question_key=question.key)
                             .order_by("-revision").select_related("decided_by")),
         })
@@ -151,11 +160,22 @@ def review_context(study, item, questions, errors, request):
     content = coder_view(study, item.snapshot.content)
     hidden = {key: value for key, value in view_for(study, study.my_roles, item.snapshot.content).items()
               if key not in content}
+    # Each coder's quotes under the question's text, coloured per question as on the
+    # coding page (one colour per question, in codebook order).
+    colours = {q.key: index % 6 for index, q in enumerate(questions)}
+    texts = {q.key: q.text for q in questions}
+    for coding in codings.independent.values():
+        coding.quotes = [{**quote, "question_text": texts.get(quote.get("question"), quote.get("question")),
+                          "colour": colours.get(quote.get("question"), 0)}
+                         for quote in coding.evidence if isinstance(quote, dict)]
     return {
         "study": study, "item": item, "content": content, "hidden": hidden, "coders": coders,
         "differing": any(row["differs"] for row in rows),
         "codings": [codings.independent[c] for c in coders], "rows": rows,
-        "errors": errors.get("__all__", []), "can_decide": adjudication.can_decide(item, request.user),
+        "errors": errors.get("__all__", []),
+        "error_summary": [(f"question-{row['question'].key}", row["question"].text, message)
+                          for row in rows for message in row["errors"]],
+        "can_decide": adjudication.can_decide(item, request.user),
         "query": request.GET.urlencode(),
     }
 

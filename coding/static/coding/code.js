@@ -8,6 +8,9 @@
   const evidenceInput = document.getElementById("evidence");
   const status = document.getElementById("draft-status");
   const storeKey = "workbench-draft:" + form.dataset.assignment;
+  // The page's words in the reader's language (coding.views.code.JS_STRINGS).
+  const strings = JSON.parse((document.getElementById("js-strings") || {}).textContent || "{}");
+  const gettext = (text) => strings[text] || text;
 
   // Conditional questions appear as their condition is met (questions.js).
   const applyConditions = window.QuestionConditions(form);
@@ -46,18 +49,79 @@
     try { return JSON.parse(evidenceInput.value || "[]"); } catch (e) { return []; }
   }
 
+  // One colour per question (codebook order), the same on the mark and beside its question.
+  const colourOf = {};
+  form.querySelectorAll(".q").forEach((q, index) => { colourOf[q.dataset.key] = index % 6; });
+
+  // Quotes are marked in the item's text: the words found again, whitespace tolerated.
+  function unmarkAll() {
+    document.querySelectorAll("#item mark.quote").forEach((mark) => {
+      const parent = mark.parentNode;
+      mark.replaceWith(...mark.childNodes);
+      parent.normalize();
+    });
+  }
+
+  function markQuote(field, quote, index) {
+    const words = quote.quote.split(/\s+/).filter(Boolean);
+    if (!words.length) return null;
+    const nodes = [];
+    let text = "";
+    const walker = document.createTreeWalker(field, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) { nodes.push([walker.currentNode, text.length]); text += walker.currentNode.data; }
+    const escape = (w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const found = new RegExp(words.map(escape).join("\\s+")).exec(text);
+    if (!found) return null;
+    const start = found.index, end = start + found[0].length;
+    let first = null;
+    nodes.forEach(([node, offset]) => {
+      const from = Math.max(start, offset), to = Math.min(end, offset + node.data.length);
+      if (from >= to) return;
+      const range = document.createRange();
+      range.setStart(node, from - offset);
+      range.setEnd(node, to - offset);
+      const mark = document.createElement("mark");
+      mark.className = "quote hl-" + (colourOf[quote.question] || 0);
+      mark.dataset.quote = String(index);
+      mark.title = (form.querySelector('.q[data-key="' + quote.question + '"] legend') || {}).textContent || "";
+      range.surroundContents(mark);
+      first = first || mark;
+    });
+    return first;
+  }
+
   function renderQuotes() {
     const all = evidence();
+    unmarkAll();
+    const marks = all.map((quote, index) => {
+      const field = document.querySelector('#item [data-field="' + quote.field + '"]');
+      return field ? markQuote(field, quote, index) : null;
+    });
     form.querySelectorAll("ul.quotes").forEach((list) => {
       list.replaceChildren();
       all.forEach((quote, index) => {
         if (quote.question !== list.dataset.question) return;
         const item = document.createElement("li");
-        item.textContent = "“" + quote.quote + "” ";
+        const swatch = document.createElement("span");
+        swatch.className = "swatch hl-" + (colourOf[quote.question] || 0);
+        swatch.setAttribute("aria-hidden", "true");
+        const show = document.createElement("button");
+        show.type = "button";
+        show.className = "link";
+        show.textContent = "“" + quote.quote + "”";
+        show.title = gettext("Show it in the text");
+        show.addEventListener("click", () => {
+          const mark = marks[index];
+          if (!mark) return;
+          mark.scrollIntoView({ block: "center" });
+          mark.classList.add("flash-target");
+          setTimeout(() => mark.classList.remove("flash-target"), 1500);
+        });
+        item.append(swatch, show, " ");
         const remove = document.createElement("button");
         remove.type = "button";
         remove.className = "link";
-        remove.textContent = "remove";
+        remove.textContent = gettext("remove");
         remove.addEventListener("click", () => {
           const kept = evidence();
           kept.splice(index, 1);
@@ -71,13 +135,30 @@
     });
   }
 
+  // A selection grows to whole words at both ends ("…ablate their p" quotes "policy");
+  // scripts without spaces between words (Chinese) are taken as selected.
+  const wordChar = /[A-Za-z0-9\u00C0-\u024F_'\u2019-]/;
+
+  function snapped(field, range) {
+    const before = document.createRange();
+    before.selectNodeContents(field);
+    before.setEnd(range.startContainer, range.startOffset);
+    const text = field.textContent;
+    let start = before.toString().length;
+    let end = start + range.toString().length;
+    while (start > 0 && wordChar.test(text[start - 1]) && wordChar.test(text[start])) start--;
+    while (end < text.length && wordChar.test(text[end]) && wordChar.test(text[end - 1])) end++;
+    return text.slice(start, end).trim();
+  }
+
   function quoteSelection(q) {
     const selection = window.getSelection();
-    const text = selection ? selection.toString().trim() : "";
-    if (!q || !text) { flash("Select text in the item first, then press E."); return; }
+    const raw = selection ? selection.toString().trim() : "";
+    if (!q || !raw) { flash(gettext("Select text in the item first, then press E.")); return; }
     const anchor = selection.anchorNode && (selection.anchorNode.nodeType === 1 ? selection.anchorNode : selection.anchorNode.parentElement);
     const field = anchor && anchor.closest("#item [data-field]");
-    if (!field) { flash("Quotes come from the title, abstract or posts."); return; }
+    if (!field || !field.contains(selection.focusNode)) { flash(gettext("Quotes come from the title, abstract or posts.")); return; }
+    const text = snapped(field, selection.getRangeAt(0)) || raw;
     const all = evidence();
     all.push({ question: q.dataset.key, field: field.dataset.field, quote: text });
     evidenceInput.value = JSON.stringify(all);
@@ -121,7 +202,7 @@
   function changed() {
     applyConditions();
     localStorage.setItem(storeKey, JSON.stringify({ savedAt: Date.now(), data: snapshot() }));
-    status.textContent = "Saving draft…";
+    status.textContent = gettext("Saving draft…");
     if (window.htmx) htmx.trigger(form, "draft");
   }
 
@@ -135,10 +216,10 @@
     changed();
   });
   document.body.addEventListener("htmx:sendError", () => {
-    status.textContent = "Offline: your draft is kept in this browser and will be sent when you are back.";
+    status.textContent = gettext("Offline: your draft is kept in this browser and will be sent when you are back.");
   });
   document.body.addEventListener("htmx:responseError", () => {
-    status.textContent = "The draft could not be saved on the server; it is kept in this browser.";
+    status.textContent = gettext("The draft could not be saved on the server; it is kept in this browser.");
   });
   window.addEventListener("online", () => window.htmx && htmx.trigger(form, "draft"));
 
@@ -155,5 +236,5 @@
   }
   applyConditions();
   renderQuotes();
-  keys.focusQuestion(0);
+  keys.focusFirst();
 })();

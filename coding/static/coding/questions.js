@@ -67,8 +67,15 @@ window.QuestionKeys = function (form, options) {
     }
     if (isTyping(target)) {
       if (event.key === "Escape") target.blur();
-      // In a number box a letter is no number: it may be a special answer's own key.
+      // In a number box a letter is no number: it may be a special answer's own key;
+      // Alt+digit reaches a special answer by its number (a plain digit types).
       const box = target.classList.contains("number") && target.closest(".q");
+      if (box && event.altKey && /^Digit[1-9]$/.test(event.code) && choiceFor(box, event.code.slice(5))) {
+        event.preventDefault();
+        target.value = "";
+        choose(event.code.slice(5));
+        return;
+      }
       if (box && /^[a-z]$/i.test(event.key) && !event.ctrlKey && !event.metaKey && !event.altKey &&
           choiceFor(box, event.key)) {
         event.preventDefault();
@@ -105,7 +112,14 @@ window.QuestionKeys = function (form, options) {
   const keysButton = document.getElementById("keys-button");
   if (keysButton && keys) keysButton.addEventListener("click", () => keys.showModal());
 
-  return { focusQuestion, current, isTyping, submit };
+  // After a refused submit: the first question with a problem, else the first.
+  function focusFirst() {
+    const shown = visible();
+    const wrong = shown.findIndex((q) => q.classList.contains("has-error"));
+    focusQuestion(Math.max(wrong, 0));
+  }
+
+  return { focusQuestion, focusFirst, current, isTyping, submit };
 };
 
 // Conditional questions: a question with data-show-if ({"question": key, "in": [values]})
@@ -128,6 +142,12 @@ window.QuestionConditions = function (form) {
       const parent = form.querySelector('.q[data-key="' + condition.question + '"]');
       const shown = parent && !parent.hidden && answersOf(condition.question).some((a) => condition.in.includes(a));
       q.hidden = !shown;
+    });
+    // Numbers count the questions shown (1, 2, 3 whatever is hidden between them).
+    let number = 0;
+    questions.forEach((q) => {
+      const label = q.querySelector(".qnum");
+      if (label) label.textContent = q.hidden ? "" : String(++number);
     });
   };
 };

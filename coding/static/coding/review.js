@@ -18,5 +18,5 @@
     box.addEventListener("change", pick);
     box.addEventListener("input", pick);
   });
-  keys.focusQuestion(0);
+  keys.focusFirst();
 })();
