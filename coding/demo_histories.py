@@ -3,7 +3,7 @@ the catalog, the framework pages and the papers' inclusion fields show real scan
 first run.
 
 Each framework gets a bare repository under WORKBENCH_VAR_DIR/demo-histories, written by
-one `git fast-import` (`write_history`, which the scan benchmark uses too). The histories
+one `git fast-import` (landings_git.write_history, which the scan benchmark uses too). The histories
 hold what real ones do: option names landing as Python code, YAML keys and `--flags`,
 committers in several time zones (some late in the evening), a name mentioned in a
 comment weeks before its code, a renamed flag and a bulk sync authored weeks before it
@@ -12,58 +12,17 @@ was committed. Merged proposal threads of the demo are the pull requests that la
 
 import random
 import shutil
-import subprocess
 from datetime import datetime, timedelta, timezone
 
 from django.conf import settings
 
 from . import landings, presets
+from .landings_git import write_history
 from .landings_names import leaf, normal
 from .models import OptionName
 
 ZONES = {"verl": 8, "TRL": -7, "OpenRLHF": 8, "NeMo-RL": -8, "AReaL": 8, "ROLL": 8, "slime": 8}
 PEOPLE = ["Lena Arden", "Tomas Bexley", "Priya Castell", "Jun Dorran", "Amara Elstow"]
-
-
-def write_history(path, commits, branch="main"):
-    """A bare repository at `path` holding `commits`, oldest first: dicts of message,
-    author, authored (aware datetime), committed (aware datetime) and files {path: text,
-    or None to delete}. One `git fast-import` writes them all."""
-    if path.exists():
-        shutil.rmtree(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", "--bare", "--template=", str(path)], check=True,
-                   capture_output=True)
-    stream = bytearray()
-    for commit in commits:
-        stream += f"commit refs/heads/{branch}\n".encode()
-        for role, when in (("author", commit["authored"]), ("committer", commit["committed"])):
-            stream += f"{role} {commit['author']} <{_email(commit['author'])}> " \
-                      f"{int(when.timestamp())} {_zone(when)}\n".encode()
-        message = commit["message"].encode()
-        stream += b"data %d\n%s\n" % (len(message), message)
-        for name, text in commit["files"].items():
-            if text is None:
-                stream += f"D {name}\n".encode()
-            else:
-                data = text.encode()
-                stream += f"M 100644 inline {name}\n".encode() + b"data %d\n%s\n" % (
-                    len(data), data)
-        stream += b"\n"
-    subprocess.run(["git", "-C", str(path), "fast-import", "--quiet"], input=bytes(stream),
-                   check=True, capture_output=True)
-    subprocess.run(["git", "-C", str(path), "symbolic-ref", "HEAD", f"refs/heads/{branch}"],
-                   check=True, capture_output=True)
-    return path
-
-
-def _email(author):
-    return author.lower().replace(" ", ".") + "@example.org"
-
-
-def _zone(when):
-    minutes = int(when.utcoffset().total_seconds() // 60)
-    return f"{'+' if minutes >= 0 else '-'}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"
 
 
 def build_demo_histories(study, merged=(), seed=0):

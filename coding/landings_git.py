@@ -9,8 +9,12 @@ the remote once per blob, and git before 2.45 dies when that fails).
 """
 
 import fnmatch
+import functools
 import os
+import re
+import shutil
 import subprocess
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -69,52 +73,55 @@ def present_objects(repo):
     return set(out.stdout.split())
 
 
-class CatFile:
-    """One `git cat-file --batch` process for all the blobs of a scan. `read` gives a
-    blob's bytes, or None when the clone does not have it."""
+class BlobStream:
+    """One `git cat-file --batch --buffer` process for every blob of a scan. A thread feeds
+    it the blobs in the order the scan will read them, so git streams them without a round
+    trip each; `read` takes the next one: its bytes, or None when the clone lacks it."""
 
-    def __init__(self, repo, present=None):
-        self.repo, self.present, self.process = str(repo), present, None
-        self.missing = 0
-
-    def _start(self):
+    def __init__(self, repo, shas, present=None):
+        self.present, self.missing, self.dead = present, 0, False
         self.process = subprocess.Popen(
-            ["git", "-C", self.repo, "cat-file", "--batch"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_no_fetch())
+            ["git", "-C", str(repo), "cat-file", "--batch", "--buffer"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env=_no_fetch())
+        wanted = [s for s in shas if self._held(s)]
+        self.feeder = threading.Thread(target=self._feed, args=(wanted,), daemon=True)
+        self.feeder.start()
+
+    def _held(self, sha):
+        return self.present is None or sha.encode() in self.present
+
+    def _feed(self, shas):
+        try:
+            for start in range(0, len(shas), 512):
+                self.process.stdin.write("".join(f"{s}\n" for s in shas[start:start + 512])
+                                         .encode())
+            self.process.stdin.close()
+        except (BrokenPipeError, OSError, ValueError):
+            pass  # the scan stopped early and closed the process
 
     def read(self, sha):
-        if self.present is not None and sha.encode() not in self.present:
+        if not self._held(sha) or self.dead:
             self.missing += 1
             return None
-        if self.process is None:
-            self._start()
-        try:
-            self.process.stdin.write(sha.encode() + b"\n")
-            self.process.stdin.flush()
-            header = self.process.stdout.readline()
-        except (BrokenPipeError, OSError):
-            header = b""
-        if not header:  # git died on the object (an older git failing to fetch it): go on
-            self.close()
+        header = self.process.stdout.readline()
+        if not header:  # git died on an object (an older git failing to fetch it): go on
+            self.dead = True
             self.missing += 1
             return None
         parts = header.split()
+        if parts[0].decode() != sha:
+            raise GitError(f"git cat-file answered {parts[0].decode()} for {sha}")
         if parts[-1] == b"missing" or len(parts) < 3:
             self.missing += 1
             return None
-        size = int(parts[2])
-        data = self.process.stdout.read(size + 1)[:-1]
-        return data
+        return self.process.stdout.read(int(parts[2]) + 1)[:-1]
 
     def close(self):
-        if self.process is not None:
-            try:
-                self.process.stdin.close()
-            except OSError:
-                pass
-            self.process.kill()
-            self.process.wait()
-            self.process = None
+        self.process.kill()
+        self.process.wait()
+        self.process.stdout.close()
+        self.feeder.join()
 
     def __enter__(self):
         return self
@@ -189,8 +196,16 @@ class History:
     mentions: dict = field(default_factory=dict)  # name -> Found (comment or docstring)
 
 
+@functools.lru_cache(maxsize=64)
+def _exclusion(patterns):
+    if not patterns:
+        return re.compile(r"(?!x)x")
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns))
+
+
 def excluded(path, patterns):
-    return any(fnmatch.fnmatch(path, p) for p in patterns)
+    """Whether `path` matches one of the fnmatch patterns (`*` crosses folders)."""
+    return bool(_exclusion(tuple(patterns)).match(path))
 
 
 def scan(repo, span, names, exclude=None, methods=None, report=None):
@@ -202,68 +217,70 @@ def scan(repo, span, names, exclude=None, methods=None, report=None):
     every = names_.Names(names)
     history = History(partial_clone=is_partial_clone(repo))
     present = present_objects(repo) if history.partial_clone else None
-    listed = list(commits(repo, span))
-    with CatFile(repo, present) as cat:
+    listed = []
+    for commit in commits(repo, span):
+        kept = [c for c in commit.changes if not excluded(c[3], exclude)]
+        history.excluded_paths += len(commit.changes) - len(kept)
+        listed.append((commit, kept))
+    # Every blob in the order _read_commit reads them: each change's new, then its old.
+    order = [sha for _, kept in listed for old, new, _, _ in kept
+             for sha in (new, old) if sha != ZERO]
+    with BlobStream(repo, order, present) as blobs:
         wanted = every
-        for done, commit in enumerate(listed, start=1):
+        for done, (commit, kept) in enumerate(listed, start=1):
             history.commits_read += 1
-            if _read_commit(cat, commit, wanted, every, exclude, methods, history):
+            if _read_commit(blobs, commit, kept, wanted, every, methods, history):
                 # Names found need no more looking for: the regex shrinks as the scan goes.
                 wanted = names_.Names(n for n in every.names if n not in history.first)
             if report and (done % 200 == 0 or done == len(listed)):
                 report(done, len(listed), f"{commit.sha[:10]} {commit.committed_at:%Y-%m-%d}")
             if not wanted.names:
                 break
-        history.missing_blobs = cat.missing
+        history.missing_blobs = blobs.missing
     if listed:
-        history.tip = listed[-1].sha
+        history.tip = listed[-1][0].sha
     return history
 
 
-def _text(cat, sha, path, history):
-    """The blob's text; "" for no blob, a binary or an oversized one; None if absent."""
-    if sha == ZERO:
-        return ""
-    data = cat.read(sha)
+def _text(data):
+    """A blob's text; "" for a binary or an oversized one, None if absent."""
     if data is None:
-        history.missing_paths[path] += 1
         return None
-    history.blobs_read += 1
     if len(data) > MAX_BLOB or b"\0" in data[:8000]:
         return ""
     return data.decode("utf-8", errors="replace")
 
 
-def _read_commit(cat, commit, wanted, every, exclude, methods, history):
+def _read_commit(blobs, commit, changes, wanted, every, methods, history):
     """Record the commit's first hits; True if it found any name's first hit."""
-    changes = []
-    for old_sha, new_sha, status, path in commit.changes:
-        if excluded(path, exclude):
-            history.excluded_paths += 1
-        else:
-            changes.append((old_sha, new_sha, status, path))
+    news, olds = {}, {}
+    for old_sha, new_sha, status, path in changes:
+        for sha, into in ((new_sha, news), (old_sha, olds)):
+            if sha == ZERO:
+                into[path] = ""
+                continue
+            data = blobs.read(sha)
+            if data is None:
+                history.missing_paths[path] += 1
+            else:
+                history.blobs_read += 1
+            into[path] = data
     candidates = []
     for old_sha, new_sha, status, path in changes:
-        new = _text(cat, new_sha, path, history)
-        if new and wanted.regex.search(new):
+        new = news[path] = _text(news[path]) if isinstance(news[path], bytes) else news[path]
+        if new and wanted.search(new):
             candidates.append((old_sha, new_sha, path, new))
     if not candidates:
         return False
     # Which names the commit's code lost (in any file): a name dropped while another name
     # of the same method arrives is a rename.
     deleted = {old for old, _, status, _ in commit.changes if status == "D"}
-    lost, olds = set(), {}
-    for old_sha, new_sha, status, path in changes:
-        if old_sha == ZERO:
-            continue
-        old = _text(cat, old_sha, path, history)
-        olds[path] = old
-        if old and every.regex.search(old):
-            new = next((c[3] for c in candidates if c[2] == path), None)
-            if new is None:
-                new = "" if status == "D" else (_text(cat, new_sha, path, history) or "")
+    lost = set()
+    for path, data in olds.items():
+        old = olds[path] = _text(data) if isinstance(data, bytes) else data
+        if old and every.search(old):
             before = Counter(names_.normal(t) for _, t in every.find(old))
-            after = Counter(names_.normal(t) for _, t in every.find(new))
+            after = Counter(names_.normal(t) for _, t in every.find(news[path] or ""))
             lost |= {n for n, c in before.items() if c > after.get(n, 0)}
     found = len(history.first)
     for old_sha, new_sha, path, new in candidates:
@@ -284,8 +301,8 @@ def _hits_in_file(commit, path, old, new, moved, lost, wanted, methods, history)
             unchanged[line] -= 1
         else:
             added.add(number)
-    if not added:
-        return
+    if not added or not any(wanted.search(new_lines[n - 1]) for n in added):
+        return  # no added line names a name still looked for: nothing to classify
     kept = Counter(new_lines)
     removed_lines = []
     for line in old_lines:
@@ -322,3 +339,46 @@ def _rename(hit, line, removed_lines, moved, lost, methods):
     if dropped:
         return True, f"the same commit removes {dropped[0]}"
     return False, ""
+
+
+# --- writing histories (the demo and the benchmark) ------------------------------
+
+def write_history(path, commits, branch="main"):
+    """A bare repository at `path` holding `commits`, oldest first: dicts of message,
+    author, authored (aware datetime), committed (aware datetime) and files {path: text,
+    or None to delete}. One `git fast-import` writes them all."""
+    if path.exists():
+        shutil.rmtree(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", "--bare", "--template=", str(path)], check=True,
+                   capture_output=True)
+    stream = bytearray()
+    for commit in commits:
+        stream += f"commit refs/heads/{branch}\n".encode()
+        for role, when in (("author", commit["authored"]), ("committer", commit["committed"])):
+            stream += f"{role} {commit['author']} <{_email(commit['author'])}> " \
+                      f"{int(when.timestamp())} {_zone(when)}\n".encode()
+        message = commit["message"].encode()
+        stream += b"data %d\n%s\n" % (len(message), message)
+        for name, text in commit["files"].items():
+            if text is None:
+                stream += f"D {name}\n".encode()
+            else:
+                data = text.encode()
+                stream += f"M 100644 inline {name}\n".encode() + b"data %d\n%s\n" % (
+                    len(data), data)
+        stream += b"\n"
+    subprocess.run(["git", "-C", str(path), "fast-import", "--quiet"], input=bytes(stream),
+                   check=True, capture_output=True)
+    subprocess.run(["git", "-C", str(path), "symbolic-ref", "HEAD", f"refs/heads/{branch}"],
+                   check=True, capture_output=True)
+    return path
+
+
+def _email(author):
+    return author.lower().replace(" ", ".") + "@example.org"
+
+
+def _zone(when):
+    minutes = int(when.utcoffset().total_seconds() // 60)
+    return f"{'+' if minutes >= 0 else '-'}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"

@@ -21,6 +21,7 @@ import yaml
 CODE, CONFIG, COMMENT, DOCSTRING = "code", "config", "comment", "docstring"
 COUNTS = {CODE, CONFIG}  # the kinds that make a landing; the others are mentions
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it
 # Characters that continue an identifier or a dashed flag: a name inside a longer one is
 # another name (`gspo` is not in `gspo_like`, `use-tis` is not in `use-tis-v2`).
 _WORD = r"[A-Za-z0-9_]"
@@ -71,6 +72,7 @@ class Names:
     def __init__(self, names):
         self.names = sorted(set(names))
         self.regex = pattern(self.names)
+        self.texts = searched(self.names)
         self.by_normal = {}
         for name in self.names:
             self.by_normal.setdefault(normal(name), set()).add(name)
@@ -89,6 +91,11 @@ class Names:
 
     def find(self, text):
         return [(m.start(), m.group(0)) for m in self.regex.finditer(text)]
+
+    def search(self, text):
+        """Whether any form is in the text: a plain substring test first (fast), the
+        whole-word regex only when one is there."""
+        return any(t in text for t in self.texts) and self.regex.search(text) is not None
 
 
 @dataclass(frozen=True)
@@ -164,7 +171,7 @@ def _python(text, names):
 
 def _yaml(text, names):
     try:
-        documents = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        documents = list(yaml.compose_all(text, Loader=_LOADER))
     except yaml.YAMLError:
         return None
     found = []
