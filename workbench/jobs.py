@@ -59,6 +59,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop as _
 
 from .models import Job, JobEvent
 
@@ -96,9 +97,11 @@ RECOVER_BATCH = 500
 _handlers = {}
 
 # How a job's kind is named to people (the job list, a failure's message).
-KIND_LABELS = {"ingest": "Ingest", "import_to_study": "Import into a study", "export": "Export",
-               "agreement": "Agreement report", "scan_framework": "History scan",
-               "load_demo": "Demo study", "rebuild_disagreements": "Disagreements rebuild"}
+# Marked for translation; pages show them through workbench_jobs.job_label.
+KIND_LABELS = {"ingest": _("Ingest"), "import_to_study": _("Import into a study"),
+               "export": _("Export"), "agreement": _("Agreement report"),
+               "scan_framework": _("History scan"), "load_demo": _("Demo study"),
+               "rebuild_disagreements": _("Disagreements rebuild")}
 
 
 class JobError(Exception):

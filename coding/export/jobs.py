@@ -31,7 +31,7 @@ def start_export(study, user, *, shapes, fmt, include_mapping=False):
     """Queue an export of the study; returns the job (its page shows progress and the link)."""
     check_options(shapes, fmt)
     return jobs.enqueue("export", {
-        "study": study.pk, "study_slug": study.slug, "shapes": list(shapes), "format": fmt,
+        "study": study.pk, "study_slug": study.slug, "study_name": study.name, "shapes": list(shapes), "format": fmt,
         "include_mapping": include_mapping,
     }, user=user)
 

@@ -147,7 +147,7 @@ def start_import(study, user, source, screening, round=Item.Round.MAIN):
     check_open(study)
     check_params(source)
     return jobs.enqueue("import_to_study", {
-        "study": study.pk, "study_slug": study.slug, "source": source,
+        "study": study.pk, "study_slug": study.slug, "study_name": study.name, "source": source,
         "screening": screening.to_dict(), "round": round}, user=user)
 
 

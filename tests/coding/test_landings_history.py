@@ -329,3 +329,55 @@ def test_threads_are_linked_by_method_name_and_by_the_landings_pull_request(
     assert (dr_thread.pk, dr.pk) in linked and (dr_thread.pk, grpo.pk) not in linked
     assert (merged.pk, tis.pk) in linked
     assert landings.link_documents(alpha) == 0  # nothing twice
+
+
+# --- pages stay flat ---------------------------------------------------------------------------
+
+def landed_catalog(study, framework, count):
+    """`count` methods, each with two option names hit and a landing from the earlier."""
+    from datetime import UTC, datetime, timedelta
+
+    from coding.landings import _rebuild_landings
+
+    for n in range(count):
+        made = method(study, framework, f"Method {n}", f"old_{n}", f"new_{n}")
+        for k, option in enumerate(made.option_names.all()):
+            when = datetime(2025, 4, 1, 12, tzinfo=UTC) + timedelta(days=n + 30 * k)
+            OptionHit.objects.create(
+                option=option, commit=f"{n:02d}{k}" * 10, authored_at=when, author_offset=-420,
+                committed_at=when, committer_offset=-420, committed_on=when.date(),
+                path="loss.py", line_number=3, line=f"{option.name} = 1", kind="code",
+                variant=option.name, files_changed=2, renamed=bool(k),
+                rename_reason="replaces x" if k else "",
+                mention={"commit": "ab" * 20, "committed_on": "2025-03-01", "path": "a.py",
+                         "line_number": 1, "line": "# x", "kind": "comment"})
+    _rebuild_landings(framework)
+
+
+@pytest.mark.parametrize("url", ["/studies/{s}/catalog/", "/studies/{s}/frameworks/{f}/",
+                                 "/api/studies/{s}/catalog/", "/api/studies/{s}/frameworks/{f}/"])
+def test_catalog_and_framework_pages_take_the_same_queries_for_3_and_12_methods(
+        alpha, people, client_for, url):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from coding.models import Role
+
+    gamma = factories.study("Gamma study", owner=people["olive"])
+    factories.member(gamma, people["olive"], Role.OWNER)
+    counts = []
+    client = client_for(people["olive"])
+    for study, size in ((alpha, 3), (gamma, 12)):
+        framework = Framework.objects.create(study=study, name="toyrl", repository="example/toyrl")
+        landed_catalog(study, framework, size)
+        FrameworkScan.objects.create(framework=framework, last_commit="c" * 40,
+                                     missing_blobs=3, missing_paths=[["a.py", 3]])
+        target = url.format(s=study.slug, f=framework.pk)
+        assert client.get(target).status_code == 200  # warm
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(target)
+        assert response.status_code == 200
+        counts.append(len(queries))
+        body = response.content.decode()
+        assert f"Method {size - 1}" in body and "new_0" in body
+    assert counts[0] == counts[1]
