@@ -1,8 +1,12 @@
 """Template tags about background work: `{% background_work_delayed as delayed %}`."""
 
-from django import template
+import re
 
-from workbench import broker
+from django import template
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from workbench import broker, jobs
 
 register = template.Library()
 
@@ -11,3 +15,34 @@ register = template.Library()
 def background_work_delayed():
     """Whether queued work waits because the task queue could not be reached (one query)."""
     return broker.work_is_delayed()
+
+
+# Counters that jobs report, as people read them; any other name reads with its
+# underscores as spaces.
+COUNTER_LABELS = {
+    "read": gettext_lazy("Records read"), "added": gettext_lazy("Added"),
+    "updated": gettext_lazy("Updated"), "unchanged": gettext_lazy("Unchanged"),
+    "failed": gettext_lazy("Failed (bad records)"), "duplicates": gettext_lazy("Duplicates within a file"),
+    "added_to_pool": gettext_lazy("Added to the pool"), "already_in_pool": gettext_lazy("Already in the pool"),
+    "no_codebook": gettext_lazy("No codebook for their kind"), "refreshed": gettext_lazy("Refreshed"),
+    "rows": gettext_lazy("Rows"),
+}
+
+
+@register.filter
+def counter_label(name):
+    return COUNTER_LABELS.get(name) or str(name).replace("_", " ").capitalize()
+
+
+@register.filter
+def job_label(kind):
+    """A job's kind as people read it: "Import into a study", not import_to_study."""
+    label = jobs.KIND_LABELS.get(kind)
+    return _(label) if label else str(kind).replace("_", " ").capitalize()
+
+
+@register.filter
+def file_names(text):
+    """Server paths in a job's log shown by the file's own name (the folders are the
+    server's business): "/srv/var/uploads/x/1f3e/papers.jsonl line 3" as "papers.jsonl line 3"."""
+    return re.sub(r"(?<![\w.])/(?:[^/\s]+/)+", "", str(text))
