@@ -33,6 +33,11 @@ FORMAT_LABELS = {
 UPLOADS = Path(settings.VAR_DIR) / "uploads"
 
 
+FIELD_FORMATS = {"file": FILE_FORMATS, "mapping": ("csv_file", "jsonl_file"),
+                 "search_query": ("arxiv_api",), "oai_set": ("arxiv_oai",),
+                 "repository": ("github",), "since": ("arxiv_oai", "github")}
+
+
 class ImportForm(forms.Form):
     format = forms.ChoiceField(choices=[(f, FORMAT_LABELS[f]) for f in FILE_FORMATS + LIVE_FORMATS])
     round = forms.ChoiceField(
@@ -56,6 +61,12 @@ class ImportForm(forms.Form):
                             "title and abstract, or a regular expression")
     regex = forms.BooleanField(required=False, label="The query is a regular expression")
     strict = forms.BooleanField(required=False, label="Stop at the first bad record")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Which formats use a field: the page shows only those of the chosen format.
+        for name, formats in FIELD_FORMATS.items():
+            self.fields[name].formats = formats
 
     def clean(self):
         data = super().clean()

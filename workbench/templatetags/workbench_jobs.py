@@ -46,3 +46,9 @@ def file_names(text):
     """Server paths in a job's log shown by the file's own name (the folders are the
     server's business): "/srv/var/uploads/x/1f3e/papers.jsonl line 3" as "papers.jsonl line 3"."""
     return re.sub(r"(?<![\w.])/(?:[^/\s]+/)+", "", str(text))
+
+
+@register.filter
+def basename(path):
+    """An uploaded file by its own name, whatever folder the server keeps it in."""
+    return str(path).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
