@@ -225,6 +225,8 @@ def scan(repo, span, names, exclude=None, methods=None, report=None):
     # Every blob in the order _read_commit reads them: each change's new, then its old.
     order = [sha for _, kept in listed for old, new, _, _ in kept
              for sha in (new, old) if sha != ZERO]
+    if report:
+        report(0, len(listed), f"{len(listed)} commits to read")
     with BlobStream(repo, order, present) as blobs:
         wanted = every
         for done, (commit, kept) in enumerate(listed, start=1):
@@ -232,11 +234,14 @@ def scan(repo, span, names, exclude=None, methods=None, report=None):
             if _read_commit(blobs, commit, kept, wanted, every, methods, history):
                 # Names found need no more looking for: the regex shrinks as the scan goes.
                 wanted = names_.Names(n for n in every.names if n not in history.first)
-            if report and (done % 200 == 0 or done == len(listed)):
+            if report and done % 200 == 0:
                 report(done, len(listed), f"{commit.sha[:10]} {commit.committed_at:%Y-%m-%d}")
             if not wanted.names:
-                break
+                break  # every name found: the later commits cannot change a first hit
         history.missing_blobs = blobs.missing
+    if report:
+        report(len(listed), len(listed), f"{history.commits_read} commits read, "
+                                         f"{len(history.first)} names found")
     if listed:
         history.tip = listed[-1][0].sha
     return history

@@ -381,3 +381,38 @@ def test_catalog_and_framework_pages_take_the_same_queries_for_3_and_12_methods(
         body = response.content.decode()
         assert f"Method {size - 1}" in body and "new_0" in body
     assert counts[0] == counts[1]
+
+
+@pytest.mark.worker
+def test_a_blobless_clone_is_scanned_on_the_worker_from_the_api(
+        transactional_db, celery_worker, tmp_path, settings, client_for):
+    """The job the API starts runs on the real worker: progress, the landing, and the
+    warnings about what the partial clone lacks, read back over the API."""
+    from coding.models import Role
+    from tests.conftest import wait_for_job
+    from workbench.models import Job
+
+    olive = factories.user("olive")
+    study = factories.study("Worker study", owner=olive)
+    factories.member(study, olive, Role.OWNER)
+    framework = Framework.objects.create(study=study, name="toyrl", repository="example/toyrl")
+    clip = method(study, framework, "Clip-higher", "clip_ratio_high")
+    source = History(tmp_path / "source")
+    source.at("Loader", "2025-03-01T12:00:00+00:00", {"loader.py": "rows = 1\n"})
+    sha = source.at("Clip (#9)", "2025-04-01T23:30:00-07:00", {"loss.py": "clip_ratio_high = 1\n"})
+    source.at("Loader again", "2025-05-01T12:00:00+00:00", {"loader.py": "rows = 2\n"})
+    settings.IMPORT_DIR = tmp_path / "imports"
+    blobless_clone(source, settings.IMPORT_DIR / "toyrl")
+    client = client_for(olive)
+    started = client.post(f"/api/studies/{study.slug}/frameworks/{framework.pk}/",
+                          {"repo": "toyrl"}, content_type="application/json")
+    assert started.status_code == 202
+    job = wait_for_job(Job.objects.get(pk=started.json()["id"]))
+    assert job.status == Job.Status.DONE, job.error
+    assert job.done == job.total and job.result["counts"]["missing_blobs"] >= 1
+    landing = Landing.objects.get(method=clip)
+    assert (landing.commit, landing.landed_on) == (sha, date(2025, 4, 1))
+    detail = client.get(f"/api/studies/{study.slug}/frameworks/{framework.pk}/").json()
+    assert detail["scan"]["partial_clone"]
+    assert dict(map(tuple, detail["scan"]["missing_paths"])) == {"loader.py": 1}  # the scan stops once every name is found
+    assert detail["option_names"][0]["hit"]["committer_offset"] == -420
