@@ -5,8 +5,9 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
+AXE := tests/browser/axe/node_modules/axe-core/axe.min.js
 
-.PHONY: run test test-fast migrate demo install clean
+.PHONY: run test test-fast migrate demo install clean axe messages
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed; set PYTHON=python3.11")'
@@ -37,11 +38,24 @@ run: demo
 # The whole suite. DATABASE_URL and REDIS_URL, when set, put it on PostgreSQL
 # with a real Celery worker on Redis; without them it runs on SQLite, tasks eager.
 # Tests keep their uploads and exports under var/test, away from the demo's.
-test: $(VENV)/.installed-dev
+test: $(VENV)/.installed-dev $(AXE)
 	rm -rf var/test
 	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-tests-only-not-a-secret} \
 	WORKBENCH_VAR_DIR=$${WORKBENCH_VAR_DIR:-var/test} \
 	  $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# axe-core (npm) for the accessibility browser tests; no browser download.
+$(AXE): tests/browser/axe/package.json tests/browser/axe/package-lock.json
+	cd tests/browser/axe && npm ci --no-audit --no-fund --silent
+	touch $@
+axe: $(AXE)
+
+# The translation catalogs (locale/): refresh from the code, then compile the .mo files
+# that are committed beside them (xgettext and msgfmt from gettext are needed here only).
+messages: $(VENV)/.installed
+	$(BIN)/python manage.py makemessages -l zh_Hans --no-location --ignore=.venv --ignore=var \
+	  --ignore=tests --ignore=benchmarks
+	$(BIN)/python manage.py compilemessages --ignore=.venv
 
 # Everything but the browser tests, for a quick loop.
 test-fast: $(VENV)/.installed-dev
