@@ -134,7 +134,9 @@ def _build(rng, report):
     merged = [(item.document.metadata["framework"], truth["method_named"],
                item.document.metadata["number"])
               for item, truth in threads if truth["outcome"] == "merged"]
-    build_demo_histories(study, merged)
+    sources = [(item.document.published, item.document.key) for item, truth in papers
+               if truth["label"] == "rl_method" and truth.get("scope") == "general"]
+    build_demo_histories(study, merged, sources)
     report(total - 1, total, "framework histories scanned")
 
     coders = [users["coder1"], users["coder2"], users["coder3"]]
