@@ -63,9 +63,11 @@ def scan_framework(framework, repo, branch=None, report=None):
     since = scan.last_commit if scan.branch == branch else ""
     if since and not _is_ancestor(repo, since, tip):
         since = ""  # the branch was rewritten: read it all again
+    # Another branch, or a rewritten one: what was found on the old history does not hold.
+    reset = bool(scan.last_commit) and not since
     options = list(framework.option_names.select_related("method").order_by("pk"))
-    have = set(OptionHit.objects.filter(option__in=options).values_list("option__name",
-                                                                         flat=True))
+    have = set() if reset else set(
+        OptionHit.objects.filter(option__in=options).values_list("option__name", flat=True))
     names = sorted({o.name for o in options})
     searched = set(scan.searched_names) if since else set()
     full = [n for n in names if n not in searched and n not in have]
@@ -79,6 +81,10 @@ def scan_framework(framework, repo, branch=None, report=None):
     histories = [landings_git.scan(repo, span, wanted, exclude, methods, report)
                  for span, wanted in passes if wanted]
     with transaction.atomic():
+        if reset:
+            OptionHit.objects.filter(option__framework=framework).delete()
+            Landing.objects.filter(framework=framework).delete()
+            scan.mentions = {}
         mentions = dict(scan.mentions)
         for history in histories:
             for name, found in history.mentions.items():

@@ -416,3 +416,16 @@ def test_a_blobless_clone_is_scanned_on_the_worker_from_the_api(
     assert detail["scan"]["partial_clone"]
     assert dict(map(tuple, detail["scan"]["missing_paths"])) == {"loader.py": 1}  # the scan stops once every name is found
     assert detail["option_names"][0]["hit"]["committer_offset"] == -420
+
+
+def test_a_scan_of_another_branch_forgets_what_the_old_branch_held(repo, toyrl, alpha):
+    clip = method(alpha, toyrl, "Clip-higher", "clip_ratio_high")
+    repo.at("Start", "2025-03-01T12:00:00+00:00", {"a.py": "x = 1\n"})
+    repo.run("checkout", "-q", "-b", "experimental")
+    repo.at("Try clipping", "2025-04-01T12:00:00+00:00", {"a.py": "clip_ratio_high = 1\n"})
+    landings.scan_framework(toyrl, repo.path, "experimental")
+    assert Landing.objects.get(method=clip).landed_on == date(2025, 4, 1)
+    repo.run("checkout", "-q", "main")
+    sha = repo.at("Clipping", "2025-06-01T12:00:00+00:00", {"a.py": "clip_ratio_high = 2\n"})
+    landings.scan_framework(toyrl, repo.path, "main")
+    assert Landing.objects.get(method=clip).commit == sha
