@@ -361,11 +361,14 @@ class Servers:
                                 start_new_session=True)
 
     def start_worker(self):
+        from workbench.queues import worker_argument  # every job kind's queue, for -Q
+
         if not self.args.redis_url:
             return
         self.worker = self._start(
             [sys.executable, "-m", "celery", "-A", "workbench", "worker", "--pool=solo",
-             "--loglevel=WARNING", "-Q", self.queue, "--hostname", self.worker_name,
+             "--loglevel=WARNING", "-Q", worker_argument(ns=self.queue),
+             "--hostname", self.worker_name,
              "--without-gossip", "--without-mingle"], self.worker_log)
         from workbench.celery import app
 

@@ -565,9 +565,11 @@ class Servers:
                               env=self.env, capture_output=True, text=True, timeout=timeout)
 
     def start_worker(self):
+        from workbench.queues import worker_argument  # every job kind's queue, for -Q
+
         self.worker = self._start(
             [sys.executable, "-m", "celery", "-A", "workbench", "worker", "--pool=solo",
-             "--concurrency=1", "--loglevel=WARNING", "-Q", self.queue,
+             "--concurrency=1", "--loglevel=WARNING", "-Q", worker_argument(ns=self.queue),
              "--hostname", self.worker_name, "--without-gossip", "--without-mingle"],
             self.worker_log)
         from workbench.celery import app

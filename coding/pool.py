@@ -7,6 +7,7 @@ pinned to a snapshot, and keeps the counts of every run so the study can report 
 screening flow: read, duplicates, excluded by which rule, failed, added to the pool.
 """
 
+import contextlib
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import date
@@ -18,7 +19,7 @@ from ingest.imports import run_import
 from ingest.jobs import error_logger, warning_logger
 from ingest.models import Document, Snapshot, content_sha256
 from ingest.records import DocumentRecord
-from workbench import jobs
+from workbench import jobs, storage
 
 from .archive import check_open
 from .models import ImportRun, Item
@@ -183,13 +184,32 @@ def import_into_study(study, params, screening, *, round=Item.Round.MAIN, job=No
     log_warning = warning_logger(job) if job is not None else None
 
     try:
-        counts = run_import(params, screen=screening.screen(), on_batch=adder,
-                            progress=progress, log_error=log_error, log_warning=log_warning)
+        with readable(study, params) as source:
+            counts = run_import(source, screen=screening.screen(), on_batch=adder,
+                                progress=progress, log_error=log_error, log_warning=log_warning)
     finally:
         ImportRun.objects.filter(pk=run.pk).update(counts=adder.counts, finished_at=timezone.now())
     counts = {**counts, **adder.counts}
     ImportRun.objects.filter(pk=run.pk).update(counts=counts)
     return counts
+
+
+@contextlib.contextmanager
+def readable(study, params):
+    """The import params with a stored file (an upload, a file under the study's import
+    prefix: workbench.storage) given as a path on this machine, while it is read."""
+    key = params.get("stored")
+    if key is None:
+        yield params
+        return
+    if not storage.owned_by(key, study.slug):
+        raise jobs.JobError("The import names a stored file that is not this study's.")
+    try:
+        with storage.local_copy(key) as path:
+            yield {**{k: v for k, v in params.items() if k != "stored"}, "path": path}
+    except FileNotFoundError:
+        raise jobs.JobError(f"The file to import, {key.rsplit('/', 1)[-1][:200]!r}, is no "
+                            "longer stored; upload it again.") from None
 
 
 @jobs.job_handler("import_to_study")

@@ -76,7 +76,12 @@ def check_params(params):
     if fmt not in FILE_FORMATS + LIVE_FORMATS:
         raise ValueError(f"unknown format {fmt!r:.60}; one of "
                          f"{', '.join(FILE_FORMATS + LIVE_FORMATS)}")
-    if fmt in FILE_FORMATS:
+    if fmt in FILE_FORMATS and "stored" in params:
+        # A stored file (workbench.storage), which the study's import job copies to a
+        # path on its machine before reading: it must be a key, not checked here.
+        if not isinstance(params["stored"], str) or not params["stored"]:
+            raise ValueError(f"{fmt} needs 'stored' to be the key of a stored file")
+    elif fmt in FILE_FORMATS:
         _check_path(fmt, params.get("path"))
     batch_size = params.get("batch_size")
     if batch_size is not None and (not isinstance(batch_size, int) or isinstance(batch_size, bool)

@@ -21,7 +21,7 @@ from django.conf import settings
 
 from coding.models import Role
 from tests import factories
-from workbench import jobs
+from workbench import jobs, queues
 
 
 @pytest.fixture(autouse=True)
@@ -54,6 +54,17 @@ def beta(people):
     study = factories.study("Beta study", owner=people["otto"])
     factories.member(study, people["otto"], Role.CODER)
     return study
+
+
+@pytest.fixture
+def stored_files(settings, tmp_path):
+    """The file storage (workbench.storage) in this test's own folder; returns the folder:
+    a stored key is the path under it."""
+    folder = tmp_path / "stored"
+    settings.STORAGES = {**settings.STORAGES, "default": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": folder, "allow_overwrite": True}}}
+    return folder
 
 
 @pytest.fixture
@@ -106,7 +117,9 @@ def celery_worker(django_db_setup, django_db_blocker):
     env = dict(os.environ, DATABASE_URL=_test_database_url(connection.settings_dict))
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "workbench", "worker", "--pool=solo",
-         "--concurrency=1", "--loglevel=WARNING", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE,
+         "--concurrency=1", "--loglevel=WARNING",
+         # Every kind's queue under WORKBENCH_QUEUE's namespace (workbench.queues).
+         "-Q", queues.worker_argument(ns=settings.CELERY_TASK_DEFAULT_QUEUE),
          "--hostname", f"tests-{os.getpid()}@%h"],
         env=env,
     )

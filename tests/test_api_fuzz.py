@@ -43,10 +43,8 @@ from schemathesis.generation.meta import TestPhase
 from schemathesis.specs.openapi.checks import status_code_conformance
 
 from coding import adjudication, queue
-from coding.export import jobs as export_jobs
 from coding.export.jobs import start_export
 from coding.models import Assignment, Decision, Framework
-from coding.views import imports as import_views
 from ingest import imports
 from ingest.clients.http import FetchError
 from tests import permission_rows
@@ -72,13 +70,11 @@ def _offline_client(**_):
 
 
 @pytest.fixture
-def world(alpha, beta, people, django_capture_on_commit_callbacks, monkeypatch, tmp_path):
+def world(alpha, beta, people, django_capture_on_commit_callbacks, monkeypatch, stored_files):
     """Alpha with work in every state; the people's tokens; the ids paths draw from."""
     for fmt in imports.CLIENTS:
         monkeypatch.setitem(imports.CLIENTS, fmt, _offline_client)
     # Exports and uploads go to this test's folder, not var/ (job ids repeat across tests).
-    monkeypatch.setattr(export_jobs, "EXPORT_DIR", tmp_path / "exports")
-    monkeypatch.setattr(import_views, "UPLOADS", tmp_path / "uploads")
     cora, cyril, ada, olive = (people[n] for n in ("cora", "cyril", "ada", "olive"))
     first, second, third = alpha.papers
     code(first, cora, label="analysis")

@@ -40,12 +40,12 @@ from django.utils import timezone
 from coding import queue
 from coding.dataset import load
 from coding.export.bundle import build_bundle
-from coding.export.jobs import export_path, start_export
+from coding.export.jobs import export_key, start_export
 from coding.models import Assignment, Coding, Item
 from ingest.models import Document, Snapshot, content_sha256
 from tests import factories
 from tests.conftest import _test_database_url, wait_for_job
-from workbench import broker, jobs
+from workbench import broker, jobs, queues
 from workbench.celery import app
 from workbench.models import Job, JobEvent
 
@@ -80,7 +80,8 @@ class Workers:
         hostname = f"{self.queue}-{len(self.processes) + 1}@localhost"
         process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "workbench", "worker", "--pool=solo",
-             "--concurrency=1", "--loglevel=WARNING", "-Q", self.queue, "--hostname", hostname,
+             "--concurrency=1", "--loglevel=WARNING", "-Q", queues.worker_argument(ns=self.queue),
+             "--hostname", hostname,
              "--without-mingle", "--without-gossip", "--without-heartbeat"],
             env=self.env, cwd=BASE_DIR)
         self.processes.append(process)
@@ -99,7 +100,8 @@ class Workers:
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
-        forget_queue(self.queue)
+        for name in queues.all_queues(self.queue):
+            forget_queue(name)
 
 
 def forget_queue(name):
@@ -273,11 +275,11 @@ def test_an_export_interrupted_by_a_killed_worker_completes_with_a_valid_bundle(
     assert job.status == Job.Status.DONE, job.error
     assert job.attempts == 2
     # Where the workers (VAR_DIR under tmp_path/var) put it.
-    path = tmp_path / "var" / export_path(job).relative_to(settings.VAR_DIR)
+    path = tmp_path / "var" / export_key(job)
     assert path.name == job.result["filename"] and sha256(path.read_bytes()) == job.result["sha256"]
-    # Nothing of the killed run is left beside the bundle: no work folder, no partial zip.
+    # Nothing of the killed run is left: no partial zip beside the bundle, no work folder.
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
-    assert not list(path.parent.glob(f".job-{job.pk}-*"))
+    assert not list((tmp_path / "var" / "work").glob(f"export-{job.pk}-*"))
 
     tables = check_bundle(path)
     questions = study.codebooks.get().current_version().questions.count()
@@ -322,9 +324,8 @@ ANSWERS = {"q-label": "analysis", "q-size_b": "7", "q-failures": ["none"],
 @pytest.mark.worker
 def test_with_the_broker_down_coding_goes_on_and_nothing_submitted_is_lost(
         transactional_db, alpha, people, client_for, settings, broker_down, workers,
-        monkeypatch, tmp_path):
+        monkeypatch, stored_files):
     settings.AGREEMENT_SNAPSHOT_EVERY = 1  # the first submission schedules an agreement job
-    monkeypatch.setattr("coding.export.jobs.EXPORT_DIR", tmp_path / "exports")
     cora = client_for(people["cora"])
 
     # The coding page and a plain form submission.

@@ -36,9 +36,11 @@ logger = logging.getLogger(__name__)
 PUBLISH_TRANSPORT_OPTIONS = {"max_retries": 0, "socket_connect_timeout": 2, "socket_timeout": 3}
 
 
-def publish(job_id):
-    """Send the job's id to the worker queue once; whether the broker took it. Never raises
-    when tasks go to a broker (a failure is logged); runs the job when they run in-process."""
+def publish(job_id, kind=None):
+    """Send the job's id to its kind's queue (workbench.queues) once; whether the broker
+    took it. Never raises when tasks go to a broker (a failure is logged); runs the job
+    when they run in-process."""
+    from .queues import queue_for
     from .tasks import run_job
 
     if jobs.runs_in_process():
@@ -46,9 +48,9 @@ def publish(job_id):
         return True
     try:
         with app.connection_for_write(transport_options=PUBLISH_TRANSPORT_OPTIONS) as conn:
-            # The default queue read at send time (CELERY_TASK_DEFAULT_QUEUE).
-            run_job.apply_async((job_id,), connection=conn, retry=False,
-                                queue=app.conf.task_default_queue)
+            if kind is None:
+                kind = Job.objects.values_list("kind", flat=True).get(pk=job_id)
+            run_job.apply_async((job_id,), connection=conn, retry=False, queue=queue_for(kind))
     except Exception as exc:  # whatever the broker did, the request must not fail
         logger.warning("job %s not sent, the task queue is unreachable (%s: %s); it stays "
                        "queued and is sent again once the broker answers",
@@ -57,9 +59,9 @@ def publish(job_id):
     return True
 
 
-def send(job_id):
+def send(job_id, kind=None):
     """Publish a job enqueued by `jobs.enqueue` and mark it as having reached the broker."""
-    if publish(job_id) and not jobs.runs_in_process():
+    if publish(job_id, kind) and not jobs.runs_in_process():
         Job.objects.filter(pk=job_id, status=Job.Status.QUEUED, heartbeat_at__isnull=True).update(
             heartbeat_at=timezone.now())
 
@@ -87,12 +89,15 @@ def waiting_for_queue(job):
 _sweeper = {"thread": None, "stop": threading.Event()}
 
 
-def start_sweeper(every=None):
+def start_sweeper(every=None, queues=None):
     """Run jobs.recover() now and then every `every` seconds in a daemon thread; returns it.
 
-    Called from the worker_ready signal (celery.py). `every` defaults to
-    jobs.SWEEP_EVERY; 0 turns the sweep off.
+    Called from the worker_ready signal (celery.py) with the queues the worker consumes:
+    it sweeps only the kinds routed there (workbench.queues.kinds_for). `every` defaults
+    to jobs.SWEEP_EVERY; 0 turns the sweep off.
     """
+    from .queues import kinds_for
+
     every = jobs.SWEEP_EVERY if every is None else every
     thread = _sweeper["thread"]
     if not every or (thread is not None and thread.is_alive()):
@@ -102,7 +107,7 @@ def start_sweeper(every=None):
     def sweep():
         while True:
             try:
-                jobs.recover()
+                jobs.recover(kinds=None if queues is None else kinds_for(queues, jobs.kinds()))
             except Exception:  # a database or broker hiccup: try again next time
                 logger.exception("recovering jobs failed")
             finally:

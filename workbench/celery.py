@@ -18,10 +18,13 @@ app.autodiscover_tasks()
 
 
 @worker_ready.connect
-def start_job_sweep(**kwargs):
+def start_job_sweep(sender=None, **kwargs):
     from .broker import start_sweeper
 
-    start_sweeper()
+    # The sweep looks after the kinds of the queues this worker consumes (workbench.queues).
+    consumer = getattr(sender, "task_consumer", None)
+    queues = [queue.name for queue in consumer.queues] if consumer is not None else None
+    start_sweeper(queues=queues)
 
 
 @worker_shutdown.connect

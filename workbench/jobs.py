@@ -177,6 +177,11 @@ def job_handler(kind):
     return register
 
 
+def kinds():
+    """The registered job kinds."""
+    return list(_handlers)
+
+
 def runs_in_process():
     """Whether tasks run in the calling process (the embedded mode) rather than on a worker."""
     from .celery import app
@@ -195,7 +200,7 @@ def enqueue(kind, params=None, user=None):
     job = Job.objects.create(kind=kind, params=params or {}, created_by=user)
     from . import broker
 
-    transaction.on_commit(lambda: broker.send(job.pk))
+    transaction.on_commit(lambda: broker.send(job.pk, job.kind))
     return job
 
 
@@ -296,8 +301,10 @@ def cancel(job):
     Job.objects.filter(pk=job.pk).update(cancel_requested=True)
 
 
-def recover(now=None):
+def recover(now=None, kinds=None):
     """Hand the broker again every job it may have lost; returns the ids sent.
+
+    With `kinds`, only jobs of those kinds (a worker sweeps its own queues' kinds).
 
     Runs in every worker (at start, then every SWEEP_EVERY seconds) and from
     `manage.py recover_jobs`; several at once are fine, as each job is taken by a
@@ -316,7 +323,8 @@ def recover(now=None):
 
     now = now or timezone.now()
     stale = now - STALE_AFTER
-    dead = Job.objects.filter(status=Job.Status.RUNNING, heartbeat_at__lt=stale)
+    scope = Job.objects.all() if kinds is None else Job.objects.filter(kind__in=kinds)
+    dead = scope.filter(status=Job.Status.RUNNING, heartbeat_at__lt=stale)
     dead.filter(cancel_requested=True).update(
         status=Job.Status.CANCELLED, finished_at=now, message="Cancelled.")
     for job in dead.filter(attempts__gte=MAX_ATTEMPTS):
@@ -335,15 +343,16 @@ def recover(now=None):
                      "queued again", level=JobEvent.Level.WARNING)
 
     due = Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=stale)
-    waiting = Job.objects.filter(due, status=Job.Status.QUEUED)
+    waiting = scope.filter(due, status=Job.Status.QUEUED)
     others = (waiting.exclude(pk__in=requeued)
               .exclude(heartbeat_at__isnull=True, created_at__gte=now - UNSENT_GRACE)
-              .order_by("created_at", "pk").values_list("pk", flat=True)[:RECOVER_BATCH])
+              .order_by("created_at", "pk").values_list("pk", "kind")[:RECOVER_BATCH])
+    requeued_kinds = dict(Job.objects.filter(pk__in=requeued).values_list("pk", "kind"))
     sent = []
-    for pk in requeued + list(others):
+    for pk, kind in [(pk, requeued_kinds[pk]) for pk in requeued] + list(others):
         if not waiting.filter(pk=pk).update(heartbeat_at=now):
             continue  # claimed, cancelled or taken by another sweep meanwhile
-        if not broker.publish(pk):
+        if not broker.publish(pk, kind):
             Job.objects.filter(pk=pk, status=Job.Status.QUEUED, heartbeat_at=now).update(
                 heartbeat_at=None)
             break

@@ -120,6 +120,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # /healthz and /readyz, answered first: no host check, HTTPS redirect or session.
+    "workbench.health.ProbeMiddleware",
+    "workbench.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -339,3 +342,39 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+
+# Files (uploads, import files, export bundles, backups) go through Django's storage API
+# (workbench.storage). By default the local folder VAR_DIR, as one host needs; with
+# WORKBENCH_S3_BUCKET an S3-compatible object store (django-storages, boto3) that the web
+# processes and workers on other machines share. Credentials: AWS_ACCESS_KEY_ID and
+# AWS_SECRET_ACCESS_KEY (or the machine's role). docs/deploy.md has the settings.
+S3_BUCKET = env_str("WORKBENCH_S3_BUCKET")
+# A finished file is handed out streamed through Django ("stream") or, with an object
+# store, by a redirect to a signed URL that expires after WORKBENCH_SIGNED_URL_SECONDS.
+DOWNLOADS = env_str("WORKBENCH_DOWNLOADS", "stream")
+if DOWNLOADS not in ("stream", "signed"):
+    raise ImproperlyConfigured(f"WORKBENCH_DOWNLOADS={DOWNLOADS!r}: use stream or signed")
+SIGNED_URL_SECONDS = int(env_str("WORKBENCH_SIGNED_URL_SECONDS", "300"))
+if S3_BUCKET:
+    FILE_STORAGE = {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
+        "bucket_name": S3_BUCKET,
+        "endpoint_url": env_str("WORKBENCH_S3_ENDPOINT_URL") or None,
+        "region_name": env_str("WORKBENCH_S3_REGION") or None,
+        "location": env_str("WORKBENCH_S3_PREFIX"),
+        "addressing_style": env_str("WORKBENCH_S3_ADDRESSING", "path"),
+        "signature_version": "s3v4",
+        "default_acl": None,
+        "file_overwrite": True,
+        "querystring_expire": SIGNED_URL_SECONDS,
+    }}
+else:
+    FILE_STORAGE = {"BACKEND": "django.core.files.storage.FileSystemStorage",
+                    "OPTIONS": {"location": VAR_DIR, "allow_overwrite": True}}
+STORAGES = {
+    "default": FILE_STORAGE,
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+# /readyz: how long the database, the broker and the storage each have to answer.
+READY_TIMEOUT = float(env_str("WORKBENCH_READY_TIMEOUT", "2"))
+# /metrics (Prometheus) answers only with `Authorization: Bearer <this>`; unset, it is off.
+METRICS_TOKEN = env_str("WORKBENCH_METRICS_TOKEN")

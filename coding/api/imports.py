@@ -1,10 +1,7 @@
 """Imports into the pool over the API, and the screening flow."""
 
 import json
-import shutil
-from pathlib import Path
 
-from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 
 from drf_spectacular.utils import extend_schema
@@ -14,6 +11,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from workbench import storage
 from workbench.api import JobSerializer
 from workbench.parsers import StrictJSONParser
 
@@ -21,7 +19,7 @@ from .. import pool
 from ..access import access_study
 from ..codings import check_storable
 from ..models import Item, Role
-from ..views.imports import in_import_folder, save_upload, start_import
+from ..views.imports import named_import_file, save_upload, start_import
 from .serializers import ARCHIVED_RESPONSE
 
 
@@ -64,10 +62,11 @@ class ImportStart(APIView):
         upload = None
         if data.validated_data.get("file"):
             upload = save_upload(study, data.validated_data["file"])
-            source["path"] = str(upload)
-        elif "path" in source:
+            source.pop("path", None)
+            source["stored"] = upload
+        else:
             try:
-                source["path"] = in_import_folder(source["path"])
+                source = named_import_file(study, source)
             except ValueError as error:
                 raise ValidationError({"source": {"path": str(error)}}) from None
         try:
@@ -75,7 +74,7 @@ class ImportStart(APIView):
                                data.validated_data["round"])
         except ValueError as error:
             if upload:  # nothing will read it
-                shutil.rmtree(upload.parent, ignore_errors=True)
+                storage.delete_tree(upload.rsplit("/", 1)[0])
             raise ValidationError({"source": str(error)}) from error
         job.refresh_from_db()
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
@@ -84,6 +83,8 @@ class ImportStart(APIView):
 # Source settings that write on the server: the commands (run by whoever has the shell)
 # take them; over the API an owner, who is not an administrator, may not.
 SERVER_ONLY = ("save_to",)
+# Filled in by the server only: a stored key is where an upload or a named file was put.
+SERVER_FILLED = ("stored",)
 
 
 def refuse_server_only(source):
@@ -92,6 +93,11 @@ def refuse_server_only(source):
         raise ValidationError({"source": {key: (
             "writes a file on the server; use the ingest_github command, run by an "
             "administrator") for key in named}})
+    filled = [key for key in SERVER_FILLED if key in source]
+    if filled:
+        raise ValidationError({"source": {key: (
+            "is filled in by the server; upload a file, or name one with 'path'")
+            for key in filled}})
 
 
 def _as_object(value):

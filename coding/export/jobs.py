@@ -1,30 +1,33 @@
-"""Exports as jobs: the bundle is written under VAR_DIR/exports and linked from the job.
+"""Exports as jobs: the bundle is stored (workbench.storage, exports/<study>/) and linked
+from the job.
 
 The job exports what its requester may receive: their roles in the study when the
 job starts (not when it was asked for) choose the blinding projection, so a person
 removed or demoted meanwhile gets what they may have now, or nothing.
 """
 
-import os
-import shutil
-from pathlib import Path
-
-from django.conf import settings
 from django.urls import reverse
 
 from coding.models import Role, Study
-from workbench import jobs
+from workbench import jobs, storage
 
 from .bundle import build_bundle, check_options
 
-EXPORT_DIR = Path(settings.VAR_DIR) / "exports"
+# "the bundle was stored with another checksum": written for people, naming no place.
+jobs.user_facing(storage.StorageError)
+
 # Who may export a study's dataset (coders never: they would see the others' work).
 EXPORTERS = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
 
 
-def export_path(job):
+def export_name(job):
     study = job.params["study_slug"]
-    return EXPORT_DIR / study / f"{study}-{job.pk}-{'-'.join(job.params['shapes'])}.zip"
+    return f"{study}-{job.pk}-{'-'.join(job.params['shapes'])}.zip"
+
+
+def export_key(job):
+    """Where the job's bundle is stored."""
+    return storage.export_key(job.params["study_slug"], export_name(job))
 
 
 def start_export(study, user, *, shapes, fmt, include_mapping=False):
@@ -34,13 +37,6 @@ def start_export(study, user, *, shapes, fmt, include_mapping=False):
         "study": study.pk, "study_slug": study.slug, "study_name": study.name, "shapes": list(shapes), "format": fmt,
         "include_mapping": include_mapping,
     }, user=user)
-
-
-def work_dir(job):
-    """Where a run of the job writes: a folder of its own beside the bundle, named by the
-    attempt, so two runs never share one, and whatever a killed run left (temporary
-    tables, a partial zip) is found and removed by the next."""
-    return EXPORT_DIR / job.params["study_slug"] / f".job-{job.pk}-{job.attempts}"
 
 
 def requester_roles(job, study):
@@ -59,26 +55,24 @@ def requester_roles(job, study):
 def run_export(job, report):
     """Safe to run again after a worker died mid-export.
 
-    The bundle is built in the job's own work folder (cleared first, so a killed
-    run's leftovers go) and moved to its published name only once complete, by a
-    rename on the same file system: the download never sees a partial file, and
-    the download link is only offered once the job is done. The result names the
-    file and its download URL, never its place on the server.
+    The bundle is built in a local work folder of this run's own (named by the
+    attempt; a killed run's leftovers are cleared first) and stored under its key
+    only once complete: locally by a rename, in an object store by an upload whose
+    checksum is verified by reading it back. The download link is only offered once
+    the job is done. The result names the file and its download URL, never a place.
     """
     study = Study.objects.get(pk=job.params["study"])
     roles = requester_roles(job, study)
-    path = export_path(job)
-    work = work_dir(job)
-    for earlier in work.parent.glob(f".job-{job.pk}-*"):
-        shutil.rmtree(earlier, ignore_errors=True)
-    work.mkdir(parents=True)
+    name = export_name(job)
+    storage.clear_work_folders(f"export-{job.pk}-*")
+    work = storage.work_folder(f"export-{job.pk}-{job.attempts}")
     try:
-        summary = build_bundle(study, work / path.name, shapes=job.params["shapes"],
+        summary = build_bundle(study, work / name, shapes=job.params["shapes"],
                                fmt=job.params["format"],
                                include_mapping=job.params.get("include_mapping", False),
                                report=report, roles=roles)
-        os.replace(work / path.name, path)
+        storage.put(export_key(job), work / name, sha256=summary["sha256"])
     finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return {**summary, "filename": path.name,
+        storage.clear_work_folders(f"export-{job.pk}-*")
+    return {**summary, "filename": name,
             "download": reverse("export-download", args=[study.slug, job.pk])}

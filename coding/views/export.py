@@ -17,8 +17,9 @@ from django.views.decorators.http import require_http_methods, require_safe
 from ..access import access_study
 from ..blinding import withheld_names
 from ..export.bundle import FORMATS, SHAPES, build_bundle, estimate_rows
-from ..export.jobs import EXPORTERS, export_path, start_export
+from ..export.jobs import EXPORTERS, export_key, export_name, start_export
 from ..models import Role
+from workbench import storage
 from workbench.models import Job
 # Up to this many rows the browser gets the file in the same request.
 AT_ONCE_ROWS = 50_000
@@ -74,7 +75,7 @@ def export_download(request, slug, job_id):
     withheld_then = set((job.result or {}).get("withheld", ()))
     if not set(withheld_names(study, study.my_roles)) <= withheld_then:
         raise Http404("This export holds fields you may no longer see; export again.")
-    path = export_path(job)
-    if not path.exists():
+    response = storage.download(export_key(job), export_name(job))
+    if response is None:
         raise Http404("This export's file is gone; export again.")
-    return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
+    return response

@@ -2,7 +2,6 @@
 
 import json
 import re
-import uuid
 from pathlib import Path
 
 from django import forms
@@ -12,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from ingest.imports import FILE_FORMATS, LIVE_FORMATS, check_params
-from workbench import jobs
+from workbench import jobs, storage
 
 from .. import pool
 from ..access import access_study
@@ -30,7 +29,6 @@ FORMAT_LABELS = {
     "arxiv_oai": "Live: arXiv OAI-PMH harvest",
     "github": "Live: a GitHub repository's issues and pull requests",
 }
-UPLOADS = Path(settings.VAR_DIR) / "uploads"
 
 
 FIELD_FORMATS = {"file": FILE_FORMATS, "mapping": ("csv_file", "jsonl_file"),
@@ -88,11 +86,11 @@ class ImportForm(forms.Form):
         return data
 
 
-def source_params(data, path=None):
+def source_params(data, stored=None):
     fmt = data["format"]
     params = {"format": fmt, "strict": data.get("strict", False)}
-    if path:
-        params["path"] = str(path)
+    if stored:
+        params["stored"] = stored
     if fmt in ("csv_file", "jsonl_file"):
         params["mapping"] = data.get("mapping")
     if fmt == "arxiv_api":
@@ -144,19 +142,42 @@ def in_import_folder(path):
     return str(target)
 
 
+def named_import_file(study, source):
+    """A file named by `path` in an import source, confined: with local files, inside the
+    import folder (in_import_folder); with an object store, under the study's own key
+    prefix imports/<slug>/ (the worker reads it from there)."""
+    if "path" not in source:
+        return source
+    source = dict(source)
+    path = source.pop("path")
+    if storage.is_remote():
+        source["stored"] = storage.import_key(study.slug, path)
+    else:
+        source["path"] = in_import_folder(path)
+    return source
+
+
 def save_upload(study, upload):
-    folder = UPLOADS / study.slug / uuid.uuid4().hex
-    folder.mkdir(parents=True)
-    target = folder / upload_name(upload.name)
-    with open(target, "wb") as out:
-        for chunk in upload.chunks():
-            out.write(chunk)
-    return target
+    """Store the uploaded file for the study's import; returns its key (workbench.storage)."""
+    return storage.save_upload(storage.upload_key(study.slug, upload_name(upload.name)), upload)
+
+
+def check_stored(study, source):
+    """A stored source must be the study's own and be there (ValueError otherwise)."""
+    key = source.get("stored")
+    if key is None:
+        return
+    if not storage.owned_by(key, study.slug):
+        raise ValueError("the stored file is not one of this study's")
+    if not (storage.exists(key) or storage.walk(key)):
+        raise ValueError(f"nothing is stored as {key.split('/', 2)[-1][:200]!r} in the "
+                         "study's import folder")
 
 
 def start_import(study, user, source, screening, round=Item.Round.MAIN):
     check_open(study)
     check_params(source)
+    check_stored(study, source)
     return jobs.enqueue("import_to_study", {
         "study": study.pk, "study_slug": study.slug, "study_name": study.name, "source": source,
         "screening": screening.to_dict(), "round": round}, user=user)
@@ -170,9 +191,9 @@ def import_page(request, slug):
                       initial={"round": request.GET.get("round", Item.Round.MAIN)})
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data.get("file")
-        path = save_upload(study, upload) if upload else None
+        stored = save_upload(study, upload) if upload else None
         try:
-            job = start_import(study, request.user, source_params(form.cleaned_data, path),
+            job = start_import(study, request.user, source_params(form.cleaned_data, stored),
                                form.screening, form.cleaned_data["round"] or Item.Round.MAIN)
         except ValueError as error:
             form.add_error(None, str(error))

@@ -895,10 +895,8 @@ WEB_CASES = [
 
 
 @pytest.fixture
-def uploads(tmp_path, monkeypatch):
-    folder = tmp_path / "uploads"
-    monkeypatch.setattr("coding.views.imports.UPLOADS", folder)
-    return folder
+def uploads(stored_files):
+    return stored_files / "uploads"
 
 
 def upload(imp, expect):
