@@ -198,6 +198,8 @@ class _Checker:
         found = self._item(str(row["item"]))
         if found is None:
             return self.error(line, "item", f"no item {str(row['item'])[:100]!r} in this study")
+        if found == "unpublished":
+            return self.error(line, "item", "its codebook has no published version yet")
         item_id, version, questions = found
         key = str(row["question"])
         question = questions.get(key)
@@ -249,7 +251,7 @@ class _Checker:
                  .values_list("document__key", "pk", "codebook_id"))
         for key, item_id, codebook_id in found:
             version, questions = self._version(codebook_id)
-            self.items[key] = (item_id, version, questions) if version else None
+            self.items[key] = (item_id, version, questions) if version else "unpublished"
 
     def _item(self, key):
         return self.items.get(key)
@@ -362,7 +364,9 @@ def report_text(result):
     head = "Dry run: would import" if result["dry_run"] else "Imported"
     lines = [f"{head} {counts['rows']:,} rows: {counts['new']:,} new, {counts['changed']:,} "
              f"changed, {counts['unchanged']:,} unchanged."]
-    lines += [f"line {e['line']}, {e['field']}: {e['message']}" for e in result["errors"]]
+    lines += [f"line {e['line']}, {e['field']}: {e['message']}" for e in result["errors"][:20]]
+    if len(result["errors"]) > 20:
+        lines.append(f"… and {len(result['errors']) - 20} more")
     return lines
 
 

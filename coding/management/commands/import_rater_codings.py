@@ -21,8 +21,7 @@ class Command(BaseCommand):
         try:
             report = import_file(found, path, format, dry_run=dry_run).as_dict()
         except RaterImportError as error:
-            raise CommandError("\n".join(f"line {line}, {name}: {message}"
-                                         for line, name, message in error.errors)) from None
+            raise CommandError(str(error)) from None
         except (OSError, UnicodeDecodeError, ValueError) as error:
             raise CommandError(str(error)) from None
         self.stdout.write("\n".join(report_text(report)))
