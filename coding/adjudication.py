@@ -12,6 +12,7 @@ automatic one.
 
 from dataclasses import dataclass, field
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Count, F, Max, OuterRef, Q, Subquery
@@ -20,9 +21,10 @@ from django.utils import timezone
 from workbench import paging
 from workbench.paging import make_token
 
-from .codebooks import check_answer, is_shown
+from .codebooks import check_answer, is_shown, published_version, questions_with_options
 from .codings import independent_codings
 from .models import Assignment, Coding, Decision, Exposure, Item, Role, StoredDisagreement
+from .prepared import Slot, Statement, fields, instance
 
 NOT_APPLICABLE = "n/a"  # the question's condition was not met for this coder
 MISSING = "missing"  # the question applied but the coder left it unanswered
@@ -113,18 +115,29 @@ def settle_item(item):
 def settle_locked(item, questions=None):
     """settle_item's work, for a caller already in a transaction (record_coding, which
     passes the questions it checked the answers against)."""
-    item = (Item.objects.select_for_update(of=("self",)).select_related("study", "codebook")
-            .get(pk=item.pk))
-    if not complete_items(item.study).filter(pk=item.pk).exists():
+    given = item
+    row = _LOCK_ITEM.first(item=item.pk)
+    if row is None:
+        raise Item.DoesNotExist(f"item {item.pk} no longer exists")
+    item = instance(Item, row)
+    # The study as the caller loaded it (the submit path has it); else read when needed.
+    if Item.study.is_cached(given):
+        item.study = given.study
+    # After the lock, in statements of their own: one that waited for the lock sees what
+    # the submission holding it committed.
+    submitted, codings = item_codings(item)
+    if not (item.deleted_at is None and item.round == Item.Round.MAIN
+            and submitted >= item.target and submitted > 0):
         StoredDisagreement.objects.filter(item=item).delete()  # e.g. its target went up
         return
-    codings = gather([item])[item.pk]
     # The item's newest decision per question, read once; new ones written in one insert.
     current = {}
-    for decision in Decision.objects.filter(item=item).order_by("question_key", "revision"):
+    for decision in _DECISIONS.rows(item=item.pk):
+        decision = instance(Decision, decision)
         current[decision.question_key] = decision
     settled, differs = [], False
-    questions = questions if questions is not None else questions_of(item)
+    if questions is None:
+        questions = questions_with_options(published_version(item.codebook_id))
     for question in questions:
         groups = group_answers(codings.independent, question)
         if len(groups) == 1:
@@ -144,6 +157,41 @@ def settle_locked(item, questions=None):
         item.discussion_opened_at = timezone.now()
         Item.objects.filter(pk=item.pk).update(discussion_opened_at=item.discussion_opened_at)
     _store(item, stored_rows(item, codings, questions, current))
+
+
+_LOCK_ITEM = Statement(Item, lambda item: (
+    Item.objects.select_for_update(of=("self",)).filter(pk=item).order_by()
+    .values_list(*fields(Item))),
+    Slot("item"))
+_CODINGS = (*fields(Coding), "assignment__coder_id", "assignment__coder__username")
+_ITEM_CODINGS = Statement(Coding, lambda item: (
+    Coding.objects.filter(assignment__item_id=item)
+    .annotate(submitted=Subquery(
+        Assignment.objects.filter(item_id=item, status=Assignment.Status.SUBMITTED).order_by()
+        .values("item").annotate(n=Count("*")).values("n")))
+    .order_by("assignment_id", "revision").values_list(*_CODINGS, "submitted")),
+    Slot("item"))
+_DECISIONS = Statement(Decision, lambda item: (
+    Decision.objects.filter(item_id=item).order_by("question_key", "revision")
+    .values_list(*fields(Decision))), Slot("item"))
+
+
+def item_codings(item):
+    """(submitted assignments, ItemCodings) of one item, in one statement: what `gather`
+    gives for many items (each coder's last independent and last revision), for settling."""
+    found, submitted, coders = ItemCodings(item), 0, {}
+    width = len(fields(Coding))
+    for row in _ITEM_CODINGS.rows(item=item.pk):
+        coding = instance(Coding, row[:width])
+        coder_id, username, submitted = row[width:]
+        if coder_id not in coders:
+            coders[coder_id] = get_user_model().from_db("default", ["id", "username"],
+                                                        (coder_id, username))
+        coder = coders[coder_id]
+        found.latest[coder] = coding  # rows come by revision: the last one stays
+        if coding.phase == Coding.Phase.INDEPENDENT:
+            found.independent[coder] = coding
+    return submitted or 0, found
 
 
 # --- the stored disagreements (the review list's rows) ---------------------------------------

@@ -1,5 +1,6 @@
 """Building, versioning and checking answers against codebooks."""
 
+import functools
 import math
 import re
 
@@ -11,6 +12,7 @@ from workbench.text import find_in_json
 
 from .limits import TEXT_ANSWER_MAX_CHARS, check_key, too_long
 from .models import Codebook, CodebookVersion, Option, Question
+from .prepared import Slot, Statement
 
 YES_NO = ("yes", "no")
 
@@ -97,6 +99,29 @@ def draft_new_version(codebook, user=None, note=""):
     )
     add_questions(draft, [question_spec(q) for q in latest.questions.prefetch_related("options")])
     return draft
+
+
+_CURRENT_VERSION = Statement(CodebookVersion, lambda codebook: (
+    CodebookVersion.objects.filter(codebook_id=codebook, status=CodebookVersion.Status.PUBLISHED)
+    .order_by("-number").values_list("pk", "published_at")[:1]), Slot("codebook"))
+
+
+def published_version(codebook_id):
+    """The codebook's newest published version (Codebook.current_version), with its questions
+    and options read once per process: one small statement finds which version is current,
+    and a published version never changes (a change is a new version). For the coder's hot
+    path; callers must not change the version or its questions."""
+    found = _CURRENT_VERSION.first(codebook=codebook_id)
+    return _published(*found) if found else None
+
+
+@functools.lru_cache(maxsize=256)
+def _published(pk, published_at):
+    # Keyed by the publication time too: a test database that rolls back may give a later
+    # version the same id.
+    version = CodebookVersion.objects.select_related("codebook").get(pk=pk)
+    questions_with_options(version)
+    return version
 
 
 def questions_with_options(version):

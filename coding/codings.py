@@ -4,16 +4,18 @@ import re
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Max, OuterRef, Subquery
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from . import limits, queue
 from .archive import check_open
 from .blinding import coder_view, quote_source
 from .codebooks import (
-    check_values, prune_not_applicable, questions_with_options, shown_key, unstorable_text,
+    check_values, prune_not_applicable, published_version, questions_with_options, shown_key,
+    unstorable_text,
 )
 from .models import Assignment, Coding, Decision, Exposure, Item
+from .prepared import Slot, Statement
 
 # A session left open overnight is not eight hours of coding.
 MAX_SECONDS = 4 * 60 * 60
@@ -43,17 +45,23 @@ def record_coding(assignment, values, *, version=None, notes="", evidence=(),
     The phase asked for is raised to what the coder could have seen (`phase_for`).
     The item is settled in the same transaction (coding.adjudication.settle_item).
     """
-    version = version or assignment.item.codebook.current_version()
+    version = version or published_version(assignment.item.codebook_id)
     cleaned = check_values(version, values, complete=True)
     check_work(version, notes, evidence)
     # Lock this row only (of=self): a join to the item and study would lock the study
     # row too, and every submission in the study would wait on it.
-    held = Assignment.objects.select_for_update(of=("self",)).get(pk=assignment.pk)
-    if held.status in (Assignment.Status.RELEASED, Assignment.Status.SKIPPED):
-        if not queue.retake(held, status=Assignment.Status.SUBMITTED):
+    status = _LOCK_ASSIGNMENT.first(assignment=assignment.pk)
+    if status is None:
+        raise Assignment.DoesNotExist(f"assignment {assignment.pk} no longer exists")
+    if status[0] in (Assignment.Status.RELEASED, Assignment.Status.SKIPPED):
+        if not queue.retake(Assignment.objects.get(pk=assignment.pk),
+                            status=Assignment.Status.SUBMITTED):
             raise NotHeld(assignment, {"values": values, "notes": notes,
                                        "evidence": list(evidence), "unsure": unsure})
-    last = assignment.codings.aggregate(n=Max("revision"))["n"] or 0
+    # Read after the lock, in a statement of its own: one that waited for the lock sees
+    # the revision the other submission committed meanwhile.
+    newest = _LAST_REVISION.first(assignment=assignment.pk)
+    last = newest[0] if newest else 0
     if last:
         phase = max(phase, phase_for(assignment), key=PHASE_RANK.index)
     coding = Coding.objects.create(
@@ -74,6 +82,14 @@ def record_coding(assignment, values, *, version=None, notes="", evidence=(),
 
     settle_locked(assignment.item, questions_with_options(version))
     return coding
+
+
+_LOCK_ASSIGNMENT = Statement(Assignment, lambda assignment: (
+    Assignment.objects.select_for_update(of=("self",)).filter(pk=assignment)
+    .order_by().values_list("status")), Slot("assignment"))
+_LAST_REVISION = Statement(Coding, lambda assignment: (
+    Coding.objects.filter(assignment_id=assignment).order_by("-revision")
+    .values_list("revision")[:1]), Slot("assignment"))
 
 
 # From least to most informed: a revision is never recorded as less informed than it is.
@@ -144,7 +160,7 @@ def submit(assignment, values, *, notes="", evidence=(), unsure=False, started_a
     NotHeld, with the answers kept as a draft. An archived study takes none (StudyArchived).
     """
     check_open(assignment.item.study)
-    version = assignment.item.codebook.current_version()
+    version = published_version(assignment.item.codebook_id)
     values = prune_not_applicable(version, values)
     located = locate_evidence(assignment, evidence, values)
     try:

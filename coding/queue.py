@@ -13,11 +13,11 @@ conditional UPDATE that can succeed once per assignment.
 
 import hashlib
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
 from django.db.models import (
-    Case, Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value, When,
+    Case, Count, Exists, F, IntegerField, JSONField, OuterRef, Q, Subquery, Value, When,
 )
 from django.utils import timezone
 
@@ -26,6 +26,7 @@ from workbench.models import Job
 
 from .archive import check_open
 from .models import Assignment, Coding, Item, Membership, Role
+from .prepared import Slot, Statement, fields, instance
 
 ACTIVE, SUBMITTED, SKIPPED, RELEASED = (
     Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED,
@@ -62,9 +63,22 @@ def add_item(study, document, codebook, round=MAIN, **fields):
     )
 
 
+# The hot statements of next_item, built once per process (coding.prepared).
+_ASSIGNMENT, _ITEM = fields(Assignment), fields(Item)
+_CURRENT = Statement(Assignment, lambda study, coder: (
+    Assignment.objects.filter(study_id=study, coder_id=coder, status=ACTIVE)
+    .order_by("created_at").values_list(*_ASSIGNMENT, *(f"item__{f}" for f in _ITEM))[:1]),
+    Slot("study"), Slot("coder"))
+
+
 def current_assignment(study, coder):
-    return (Assignment.objects.filter(item__study=study, coder=coder, status=ACTIVE)
-            .select_related("item").order_by("created_at").first())
+    """The coder's active assignment in the study (at most one: a unique index), with its item."""
+    row = _CURRENT.first(study=study.pk, coder=coder.pk)
+    if row is None:
+        return None
+    assignment = instance(Assignment, row[:len(_ASSIGNMENT)])
+    assignment.item = instance(Item, row[len(_ASSIGNMENT):])
+    return assignment
 
 
 def next_item(study, coder):
@@ -124,22 +138,39 @@ def _lock_next_item(study, coder, round):
     own offset and wraps around; higher priority comes first. The item comes
     annotated with `lapsed`: whether the coder holds a released assignment of it.
     """
-    mine = Assignment.objects.filter(item=OuterRef("pk"), coder=coder)
-    eligible = (Item.objects.alive().filter(study=study, round=round)
-                .exclude(Exists(mine.exclude(status=RELEASED))))
-    if round == MAIN:
-        eligible = eligible.filter(taken__lt=F("target"))
-    # The highest priority with an eligible item, computed inside the same statement.
-    top = eligible.order_by("-priority").values("priority")[:1]
-    eligible = (eligible.filter(priority=Subquery(top))
-                .annotate(lapsed=Exists(mine.filter(status=RELEASED))))
     offset = coder_offset(study, coder)
-    for part in (eligible.filter(random_key__gte=offset), eligible.filter(random_key__lt=offset)):
-        item = (part.order_by("random_key").select_for_update(skip_locked=True, of=("self",))
-                .first())
-        if item is not None:
+    for part in ("from", "before"):
+        row = _lock_statement(round, part).first(study=study.pk, coder=coder.pk, offset=offset)
+        if row is not None:
+            item = instance(Item, row[:-1])
+            item.lapsed = row[-1]
             return item
     return None
+
+
+_LOCKS = {}
+
+
+def _lock_statement(round, part):
+    """The statement locking the next item of `round` at or after the coder's offset
+    ("from") or before it ("before", the wrap-around), built once per process."""
+    if (round, part) not in _LOCKS:
+        def build(study, coder, offset):
+            mine = Assignment.objects.filter(item=OuterRef("pk"), coder_id=coder)
+            eligible = (Item.objects.alive().filter(study_id=study, round=round)
+                        .exclude(Exists(mine.exclude(status=RELEASED))))
+            if round == MAIN:
+                eligible = eligible.filter(taken__lt=F("target"))
+            # The highest priority with an eligible item, computed inside the same statement.
+            top = eligible.order_by("-priority").values("priority")[:1]
+            eligible = (eligible.filter(priority=Subquery(top))
+                        .annotate(lapsed=Exists(mine.filter(status=RELEASED))))
+            eligible = eligible.filter(**{f"random_key__{'gte' if part == 'from' else 'lt'}": offset})
+            return (eligible.order_by("random_key").select_for_update(skip_locked=True, of=("self",))
+                    .values_list(*_ITEM, "lapsed")[:1])
+        _LOCKS[round, part] = Statement(Item, build, Slot("study"), Slot("coder"),
+                                        Slot("offset", float))
+    return _LOCKS[round, part]
 
 
 def release_expired(study, now=None):
@@ -148,11 +179,16 @@ def release_expired(study, now=None):
     # Runs on every next_item, so it starts from the small partial index of active
     # leases and checks the study row by row: given a join, SQLite's planner would
     # rather walk every item of the study.
-    in_study = Item.objects.filter(pk=OuterRef("item_id"), study=study)
-    expired = (Assignment.objects.filter(Exists(in_study), status=ACTIVE, leased_until__lt=now)
-               .order_by().values_list("pk", "item_id")[:RELEASE_BATCH])
+    expired = _EXPIRED.rows(study=study.pk, now=now)
     # A lease renewed since it was read is no longer lapsed: the update checks again.
-    return release(expired, leased_until__lt=now)
+    return release(expired, leased_until__lt=now) if expired else 0
+
+
+_EXPIRED = Statement(Assignment, lambda study, now: (
+    Assignment.objects.filter(Exists(Item.objects.filter(pk=OuterRef("item_id"), study_id=study)),
+                              status=ACTIVE, leased_until__lt=now)
+    .order_by().values_list("pk", "item_id")[:RELEASE_BATCH]),
+    Slot("study"), Slot("now", datetime))
 
 
 def release(held, **still):
@@ -230,39 +266,55 @@ def left_for(study, coder, round, cap=1000):
 
 
 def coder_round(study, coder):
-    """The round the coder codes now: calibration first, then main once passed or waived."""
-    finished = Assignment.objects.filter(item=OuterRef("pk"), coder=coder,
-                                         status__in=[SUBMITTED, SKIPPED])
-    # One query, with or without a calibration round: this runs on every next_item.
-    calibration = Item.objects.alive().filter(study=study, round=CALIBRATION).aggregate(
-        items=Count("pk"), done=Count("pk", filter=Exists(finished)))
-    if not calibration["items"]:
+    """The round the coder codes now: calibration first, then main once passed or waived.
+
+    One statement, run on every next_item: a row per calibration item (a handful) with
+    whether the coder finished it, their latest answers to it and whether their
+    calibration is waived; none when the study has no calibration round."""
+    rows = _CALIBRATION.rows(study=study.pk, coder=coder.pk)
+    if not rows:
         return MAIN
-    if calibration["done"] < calibration["items"]:
+    if not all(finished for _, finished, _, _ in rows):
         return CALIBRATION
-    return MAIN if calibration_passed(study, coder) else None
+    if rows[0][3]:
+        return MAIN
+    return MAIN if passed(study, [(reference, answers) for reference, _, answers, _ in rows
+                                  if answers is not None]) else None
+
+
+def _calibration_rows(study, coder):
+    mine = Assignment.objects.filter(item=OuterRef("pk"), coder_id=coder)
+    answers = (Coding.objects.filter(assignment__item=OuterRef("pk"), assignment__coder_id=coder)
+               .order_by("-revision").values("values")[:1])
+    waived = Membership.objects.filter(study_id=study, user_id=coder, role=Role.CODER,
+                                       calibration_waived=True)
+    return (Item.objects.alive().filter(study_id=study, round=CALIBRATION)
+            .annotate(finished=Exists(mine.filter(status__in=[SUBMITTED, SKIPPED])),
+                      answers=Subquery(answers, output_field=JSONField()),
+                      waived=Exists(waived))
+            .order_by().values_list("reference_values", "finished", "answers", "waived"))
+
+
+_CALIBRATION = Statement(Item, _calibration_rows, Slot("study"), Slot("coder"))
+
+
+def score(answered):
+    """Share of the answers matching the reference answers, over [(reference values,
+    answers)]; None when nothing is compared."""
+    compared = [reference[key] == values.get(key)
+                for reference, values in answered for key in (reference or {})]
+    return sum(compared) / len(compared) if compared else None
+
+
+def passed(study, answered):
+    found = score(answered)
+    return found is not None and found >= study.calibration_threshold
 
 
 def calibration_score(study, coder):
     """Share of the coder's calibration answers that match the reference answers."""
-    latest = {}
-    codings = (Coding.objects.filter(assignment__coder=coder, assignment__item__study=study,
-                                     assignment__item__round=CALIBRATION)
-               .select_related("assignment__item").order_by("revision"))
-    for coding in codings:
-        latest[coding.assignment.item_id] = (coding.assignment.item.reference_values or {},
-                                             coding.values)
-    compared = [reference[key] == values.get(key)
-                for reference, values in latest.values() for key in reference]
-    return sum(compared) / len(compared) if compared else None
-
-
-def calibration_passed(study, coder):
-    if Membership.objects.filter(study=study, user=coder, role=Role.CODER,
-                                 calibration_waived=True).exists():
-        return True
-    score = calibration_score(study, coder)
-    return score is not None and score >= study.calibration_threshold
+    return score([(reference, answers) for reference, _, answers, _
+                  in _CALIBRATION.rows(study=study.pk, coder=coder.pk) if answers is not None])
 
 
 # --- reliability sample -------------------------------------------------------
