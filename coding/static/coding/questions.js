@@ -151,3 +151,6 @@ window.QuestionConditions = function (form) {
     });
   };
 };
+
+// Code blocks in the item scroll sideways inside it; a keyboard reaches them too.
+document.querySelectorAll("#item pre").forEach((block) => { block.tabIndex = 0; });
