@@ -12,7 +12,9 @@ Formats and their params (all also take "strict" and "batch_size"):
 | arxiv_snapshot_file | path (JSON Lines, .gz allowed)                                  |
 | csv_file            | path, mapping (see sources.tabular), encoding, delimiter        |
 | jsonl_file          | path, mapping                                                   |
-| github_file         | path (a bundle .json, a .jsonl of bundles, or a directory)      |
+| github_file         | path: bundles (.json, .jsonl), raw REST answers or `gh api`      |
+|                     | output (streamed), saved GraphQL discussions, or a folder of   |
+|                     | them (per-thread parts matched by endpoint and number)          |
 | arxiv_api           | search_query and/or id_list, max_results, sort_by, sort_order   |
 | arxiv_oai           | metadata_prefix (arXiv or arXivRaw), set, from, until           |
 | github              | repository ("owner/repo"), since (ISO date), save_to (a .jsonl) |
@@ -25,7 +27,8 @@ tests/ingest/test_hostile_files.py feeds every importer a corpus of such files):
   over that many characters as JSON;
 - a line over sources.lines.MAX_LINE_BYTES (16 MiB; skipped unread); a JSON number of
   more than 100 digits, or one too large for a float (1e400); a JSON object with a
-  key twice; a saved GitHub JSON file over 64 MiB, on disk or unpacked;
+  key twice; an item of a saved GitHub JSON file over 16 MiB (the file itself is
+  streamed, whatever its size);
 - XML with a DTD or entities, nested over 64 deep, or with a text or tag over 4 MiB
   (sources.xml); XML whose root is not the format's;
 - empty, in UTF-16 or UTF-32, or a `.gz` that is not gzip or is cut short.

@@ -11,15 +11,21 @@ the natural key.
 
 import time
 
-from workbench.jobs import JobError, job_handler, log, user_facing
+import os
+import re
+
+from workbench.jobs import JobError, job_handler, log, server_folders, user_facing
 
 from .imports import check_params, run_import
-from .load import StrictModeError
+from .load import SourceFailed, StrictModeError
 
 # Strict mode stops at the first bad record with where it was and why ("papers.jsonl
 # line 17: field 'title' should be a string, got int"): written for the person who
 # started the import, so the job shows it as it is (workbench.jobs.public_error).
 user_facing(StrictModeError)
+# The source answered with an error (an arXiv error feed, a saved GitHub error object):
+# the job fails with the source's own message and the counts of what was written.
+user_facing(SourceFailed)
 
 # Past this many, bad records are counted but no longer logged one by one: a
 # wholly wrong file must not write millions of log lines.
@@ -64,12 +70,29 @@ def patient_sleep(report, last):
     return sleep
 
 
+def shown_location(text, roots=None):
+    """A location or reason as the job's reader should see it: a file the server keeps (an
+    upload under the var folder, a file in the import folder) by its own name, not its
+    server path ("/srv/var/uploads/study/3f…/threads.json item 2" -> "threads.json item
+    2"). Readers name files by path, which the command line wants."""
+    for root in sorted(roots if roots is not None else server_folders(), key=len, reverse=True):
+        prefix = root.rstrip(os.sep) + os.sep
+        if prefix in text:
+            text = re.sub(re.escape(prefix) + r"(?:[^/\s]+/)*", "", text)
+    return text
+
+
 def error_logger(job, limit=MAX_LOGGED_ERRORS, level="error", what="bad records"):
     logged = 0
+    roots = server_folders()
 
     def log_error(error):
         nonlocal logged
         logged += 1
+        # Rewritten in place: strict mode stops with this same error, and the job's
+        # failure message must not name the server path either.
+        error.location = shown_location(error.location, roots)
+        error.reason = shown_location(error.reason, roots)
         if logged <= limit:
             log(job, error.reason, level=level, location=error.location)
         elif logged == limit + 1:

@@ -27,13 +27,13 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from .models import Document, Post
-from .records import (BadRecord, Deletion, DocumentRecord, RecordError, RecordWarning, check_record,
-                      merge_versions)
+from .records import (BadRecord, Deletion, DocumentRecord, RecordError, RecordWarning, SourceError,
+                      check_record, merge_versions)
 
 BATCH_SIZE = 1000
 UPDATED_FIELDS = ["kind", "title", "url", "published", "updated", "metadata", "refreshed_at"]
 STORED_FIELDS = ["id", "source", "key", "kind", "title", "url", "published", "updated", "metadata"]
-POST_FIELDS = ["kind", "external_id", "author", "author_role", "created", "body"]
+POST_FIELDS = ["kind", "external_id", "author", "author_role", "created", "body", "details"]
 INSERTED_COLUMNS = ["kind", "source", "key", "title", "url", "published", "updated", "metadata",
                     "imported_at", "refreshed_at"]
 
@@ -44,6 +44,18 @@ class StrictModeError(ValueError):
     def __init__(self, error):
         self.error = error
         super().__init__(f"stopped at the first bad record: {error}")
+
+
+class SourceFailed(ValueError):
+    """The source answered with an error instead of records (records.SourceError): the
+    import fails with the source's own message, once everything else read is written,
+    so a partial success is kept and counted."""
+
+    def __init__(self, error, counts):
+        self.error, self.counts = error, counts
+        super().__init__(f"the source failed: {error} ({counts['read']:,} read, "
+                         f"{counts['added'] + counts['updated'] + counts['unchanged']:,} "
+                         f"written or unchanged, {counts['failed']:,} errors)")
 
 
 def new_counts():
@@ -63,12 +75,22 @@ def import_records(records, *, strict=False, batch_size=BATCH_SIZE, screen=None,
     - progress(counts) after each batch; it may raise (a cancelled job) to stop.
     - log_error(RecordError) for each bad record; strict=True raises StrictModeError
       at the first one, after writing the good records read before it.
+    - A records.SourceError (the source answered with an error) raises SourceFailed
+      at the end, after the rest was written and counted.
     - log_warning(RecordWarning) for each duplicate key within a batch.
     """
     counts = new_counts()
+    failed_sources = []
+
+    def note_error(error):
+        if isinstance(error, SourceError):
+            failed_sources.append(error)
+        if log_error:
+            log_error(error)
+
     items = iter(records)
     while chunk := list(islice(items, batch_size)):
-        batch, stop = _collect(chunk, counts, strict, screen, log_error, log_warning)
+        batch, stop = _collect(chunk, counts, strict, screen, note_error, log_warning)
         written = _write_batch(batch, counts, log_error)
         if on_batch and written:
             on_batch(written)
@@ -76,6 +98,8 @@ def import_records(records, *, strict=False, batch_size=BATCH_SIZE, screen=None,
             progress(counts)
         if stop:
             raise StrictModeError(stop)
+    if failed_sources:
+        raise SourceFailed(failed_sources[0], counts)
     return counts
 
 
@@ -239,7 +263,8 @@ def _stored_rows(source, keys):
 
 
 def _post_tuple(post):
-    return (post.kind, post.external_id, post.author, post.author_role, post.created, post.body)
+    return (post.kind, post.external_id, post.author, post.author_role, post.created, post.body,
+            post.details)
 
 
 def _same_content(stored, item):
@@ -343,6 +368,7 @@ def _update(changed):
 def _create_posts(documents_and_posts):
     Post.objects.bulk_create([
         Post(document_id=doc_id, position=n, external_id=p.external_id, kind=p.kind,
-             author=p.author, author_role=p.author_role, created=p.created, body=p.body)
+             author=p.author, author_role=p.author_role, created=p.created, body=p.body,
+             details=p.details)
         for doc_id, posts in documents_and_posts for n, p in enumerate(posts)
     ], batch_size=1000)

@@ -84,6 +84,12 @@ class Post(models.Model):
     author_role = models.CharField(max_length=32, blank=True)
     created = models.DateTimeField()
     body = models.TextField(blank=True)
+    # What the source says of the post beyond its text, as received: a review's state
+    # (APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED), a comment's `updated` (edit
+    # time), a review comment's path, line, original_line, diff_hunk and `in_reply_to`
+    # (the post it answers), a discussion reply's `reply_to` and `is_answer`, and
+    # `author_deleted` when the account is gone (GitHub's "ghost", GraphQL's null).
+    details = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["document", "position"]
@@ -94,7 +100,10 @@ class Post(models.Model):
         ]
 
     def content(self):
+        # The details come after the fixed keys and never replace them; a post without
+        # any has the content (and snapshot hash) it had before details existed.
         return {
+            **(self.details or {}),
             "kind": self.kind,
             "author": self.author,
             "author_role": self.author_role,

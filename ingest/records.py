@@ -20,7 +20,7 @@ DOCUMENT_KINDS = {"paper", "thread"}
 POST_KINDS = {"opening", "comment", "review", "review_comment"}
 
 PAPER_METADATA_KEYS = (
-    "abstract", "authors", "affiliations", "categories", "versions",
+    "abstract", "authors", "affiliations", "author_records", "categories", "versions",
     "doi", "journal_ref", "comments", "license",
 )
 
@@ -33,6 +33,10 @@ class PostRecord:
     author_role: str
     created: datetime
     body: str
+    # What the source says of the post beyond its text, kept as received: a review's
+    # state, a comment's edit time, a review comment's file, line and reply chain, a
+    # deleted author (ingest.models.Post.details).
+    details: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -72,6 +76,12 @@ class RecordError:
 
     def __str__(self):
         return f"{self.location}: {self.reason}"
+
+
+class SourceError(RecordError):
+    """The source itself answered with an error instead of records (an arXiv API error
+    feed, a GitHub error object saved in place of data, an OAI-PMH error): the import
+    fails with the source's own message, after writing whatever else was read."""
 
 
 @dataclass
@@ -262,6 +272,10 @@ def _check_post(post):
     if len(post.author_role) > 32:
         raise BadRecord(f"post {post.external_id} author_role is too long")
     post.author_role, post.body = storable(post.author_role), storable(post.body)
+    if not isinstance(post.details, dict):
+        raise BadRecord(f"post {post.external_id} details should be an object")
+    if _has_unstorable(post.details):
+        post.details = _storable_json(post.details)
 
 
 def storable(text):

@@ -6,7 +6,7 @@ from workbench import jobs
 
 from ..imports import check_params, run_import
 from ..jobs import summary
-from ..load import StrictModeError
+from ..load import SourceFailed, StrictModeError
 
 SHOWN_ERRORS = 20
 
@@ -36,6 +36,11 @@ class IngestCommand(BaseCommand):
         try:
             counts = run_import(params, log_error=errors.append, progress=self.progress,
                                 log_warning=warnings.append)
+        except SourceFailed as exc:
+            # The source answered with an error: what was read besides is reported,
+            # then the command fails (a non-zero exit) with the source's message.
+            self.report(exc.counts, [e for e in errors if e is not exc.error], warnings)
+            raise CommandError(str(exc)) from None
         except (StrictModeError, ValueError, LookupError) as exc:
             # Strict mode's first bad record, or a file the mapping does not fit: said
             # as a command error, with its location, never as a traceback.

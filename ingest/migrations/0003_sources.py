@@ -1,6 +1,7 @@
-"""Issue 19's migration slot: its schema changes go here (empty until then)."""
+"""Issue 19: what a post says beyond its text (review state, edit time, file and line,
+reply chain, deleted author), kept per post."""
 
-from django.db import migrations
+from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
@@ -8,4 +9,10 @@ class Migration(migrations.Migration):
         ("ingest", "0002_cached_response"),
     ]
 
-    operations = []
+    operations = [
+        migrations.AddField(
+            model_name="post",
+            name="details",
+            field=models.JSONField(blank=True, default=dict),
+        ),
+    ]

@@ -8,8 +8,8 @@ in `FeedInfo.api_error` and yielded as a RecordError.
 
 from dataclasses import dataclass
 
-from ..records import UNFORESEEN, BadRecord, RecordError, rfc3339, unforeseen
-from .papers import paper_record, split_abs_url, version_entry
+from ..records import UNFORESEEN, BadRecord, RecordError, SourceError, rfc3339, unforeseen
+from .papers import author_entry, paper_record, split_abs_url, version_entry
 from .xml import child_text, read_xml_file, walk
 
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -63,7 +63,7 @@ def _entry(elem, location, info):
         entry_id = (child_text(elem, ATOM + "id") or "").strip()
         if entry_id.startswith(ERROR_IDS):
             info.api_error = " ".join((child_text(elem, ATOM + "summary") or entry_id).split())
-            return RecordError(location, f"arXiv API error: {info.api_error}")
+            return SourceError(location, f"arXiv API error: {info.api_error}")
         return _paper(elem, entry_id, location)
     except BadRecord as exc:
         return RecordError(location, str(exc))
@@ -76,14 +76,14 @@ def _paper(elem, entry_id, location):
     published = rfc3339(child_text(elem, ATOM + "published"), "published")
     updated_text = child_text(elem, ATOM + "updated")
     updated = rfc3339(updated_text, "updated") if updated_text else published
-    authors, affiliations = [], []
-    for author in elem.findall(ATOM + "author"):
-        authors.append(" ".join((child_text(author, ATOM + "name") or "").split()))
-        affiliations += [a.text or "" for a in author.findall(ARXIV + "affiliation")]
+    authors = [author_entry(name=child_text(author, ATOM + "name"),
+                            affiliations=[a.text or "" for a in author.findall(ARXIV + "affiliation")],
+                            orcid=child_text(author, ARXIV + "orcid"))
+               for author in elem.findall(ATOM + "author")]
     return paper_record(
         key=key, title=child_text(elem, ATOM + "title"),
         abstract=child_text(elem, ATOM + "summary"),
-        authors=authors, affiliations=affiliations, categories=_categories(elem),
+        authors=authors, categories=_categories(elem),
         versions=_versions(version, published, updated),
         doi=child_text(elem, ARXIV + "doi"), journal_ref=child_text(elem, ARXIV + "journal_ref"),
         comments=child_text(elem, ARXIV + "comment"),

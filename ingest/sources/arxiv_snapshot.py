@@ -6,7 +6,7 @@ missing key and a null are treated alike, as the file mixes both.
 
 from ..records import BadRecord, day, rfc2822
 from .lines import MAX_LINE_BYTES, open_binary, read_records
-from .papers import check_arxiv_id, paper_record, split_raw_authors, version_entry
+from .papers import author_entry, check_arxiv_id, paper_record, split_raw_authors, version_entry
 
 
 def read_stream(stream, name, max_line_bytes=MAX_LINE_BYTES):
@@ -26,11 +26,10 @@ def snapshot_record(obj, location=""):
         raise BadRecord("missing field 'id'")
     key = check_arxiv_id(obj["id"])
     versions, dates = _versions(obj.get("versions"))
-    authors, affiliations = _authors(obj)
     update_date = obj.get("update_date")
     return paper_record(
         key=key, title=obj.get("title"), abstract=obj.get("abstract"),
-        authors=authors, affiliations=affiliations, categories=_categories(obj.get("categories")),
+        authors=_authors(obj), categories=_categories(obj.get("categories")),
         versions=versions, doi=obj.get("doi"), journal_ref=obj.get("journal-ref"),
         comments=obj.get("comments"), license=obj.get("license"),
         published=dates[0] if dates else None,
@@ -63,14 +62,14 @@ def _authors(obj):
         return split_raw_authors(raw or "")
     if not isinstance(parsed, list):
         raise BadRecord("field 'authors_parsed' should be a list of lists of strings")
-    names, affiliations = [], []
+    authors = []
     for author in parsed:  # [keyname, forenames, suffix, affiliation, …]
         if not isinstance(author, list) or not all(isinstance(p, str) for p in author):
             raise BadRecord("field 'authors_parsed' should be a list of lists of strings")
         keyname, forenames, suffix = (author + ["", "", ""])[:3]
-        names.append(" ".join(p for p in (forenames.strip(), keyname.strip(), suffix.strip()) if p))
-        affiliations += [a for a in author[3:] if a.strip()]
-    return names, affiliations
+        authors.append(author_entry(keyname=keyname, forenames=forenames, suffix=suffix,
+                                    affiliations=author[3:]))
+    return authors
 
 
 def _categories(value):

@@ -6,9 +6,11 @@ records at all is named once instead of line by line: an empty file, a file in
 UTF-16 or UTF-32 (its byte-order mark), a `.gz` that is not gzip or is cut short.
 """
 
+import codecs
 import gzip
 import json
 import math
+import re
 import zlib
 
 from ..records import UNFORESEEN, BadRecord, RecordError, unforeseen
@@ -100,9 +102,15 @@ def parse_json(raw, what="the line"):
         return json.loads(decode_utf8(raw, what), object_pairs_hook=_no_duplicate_keys,
                           parse_constant=_no_constants, parse_int=_int, parse_float=_float)
     except json.JSONDecodeError as exc:
-        raise BadRecord(f"malformed JSON: {exc.msg} at column {exc.colno}") from None
+        raise BadRecord(f"malformed JSON: {json_error(exc)} at column {exc.colno}") from None
     except RecursionError:
         raise BadRecord("malformed JSON: nested too deeply") from None
+
+
+def json_error(exc):
+    """The decoder's message without a trailing 'at' ("Invalid control character at"),
+    which the caller follows with its own place."""
+    return exc.msg.removesuffix(" at").strip()
 
 
 def _no_duplicate_keys(pairs):
@@ -131,6 +139,162 @@ def _float(digits):
     if not math.isfinite(value):  # 1e400: a JSON number no database stores
         raise BadRecord(f"the number {digits[:40]} is too large")
     return value
+
+
+# --- a stream of JSON values: arrays, objects, concatenated, pages of pages ----------
+
+_STRICT = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants,
+                           parse_int=_int, parse_float=_float)
+# Only finds where a value the strict decoder refused ends, so it converts nothing.
+_PLAIN = json.JSONDecoder(parse_int=len, parse_float=len, parse_constant=len)
+_SPACE = " \t\r\n"
+_CHUNK = 1024 * 1024
+# Bytes that are not UTF-8, as the surrogateescape handler keeps them (U+DC80–U+DCFF).
+_ESCAPED = re.compile("[\udc80-\udcff]")
+
+
+def iter_json_values(stream, name, max_value_bytes=MAX_LINE_BYTES, chunk=_CHUNK):
+    """Yield (location, value) for each JSON value in a file, or a RecordError where one is bad.
+
+    Whatever `gh api` saved: one array, one object, arrays or objects back to back
+    (`--paginate`), or pages nested in an outer array (`--slurp`). The elements of
+    the arrays are the values, located as "item N"; they are decoded one at a time
+    (json.JSONDecoder.raw_decode) from a buffer of about one chunk, so memory stays
+    flat whatever the file's size. A value the strict checks refuse (a key twice, a
+    number too large, bytes that are not UTF-8) is one error and reading goes on;
+    JSON that breaks, or a value over max_value_bytes, ends the file, as nothing
+    after it can be placed.
+    """
+    yield from _JsonStream(stream, name, max_value_bytes, chunk).values()
+
+
+class _JsonStream:
+    def __init__(self, stream, name, max_value_bytes, chunk):
+        self.stream, self.name, self.max_bytes, self.chunk = stream, name, max_value_bytes, chunk
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
+        self.buf, self.pos, self.eof, self.count = "", 0, False, 0
+        self.buf_byte = 0  # the file's byte offset of buf[0]
+        self.first = True
+
+    def _more(self, size=None):
+        """Read another chunk onto the buffer (dropping what was decoded); False at the end."""
+        if self.eof:
+            return False
+        raw = self.stream.read(size or self.chunk)
+        if self.first:
+            self.first = False
+            if encoding := wide_encoding(raw):
+                raise BadRecord(not_utf8_reason(encoding))
+            if raw.startswith(b"\xef\xbb\xbf"):  # a byte-order mark means nothing
+                raw, self.buf_byte = raw[3:], 3
+        text = self.decoder.decode(raw, final=not raw)
+        self.buf_byte += len(self.buf[:self.pos].encode("utf-8", "surrogateescape"))
+        self.buf, self.pos = self.buf[self.pos:] + text, 0
+        self.eof = not raw
+        return bool(raw)
+
+    def _peek(self):
+        """The next character that is not white space, or '' at the end."""
+        while True:
+            while self.pos < len(self.buf) and self.buf[self.pos] in _SPACE:
+                self.pos += 1
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self._more():
+                return ""
+
+    def _not_utf8(self, index):
+        byte = self.buf_byte + len(self.buf[:index].encode("utf-8", "surrogateescape"))
+        value = ord(self.buf[index]) - 0xDC00
+        return f"not UTF-8: byte 0x{value:02x} at byte {byte + 1:,} of the file"
+
+    def _where(self):
+        return f"{self.name} item {self.count}" if self.count else self.name
+
+    def values(self):
+        try:
+            yield from self._values()
+        except BROKEN_FILE as exc:
+            yield RecordError(self._where(), broken_file_reason(exc))
+        except BadRecord as exc:
+            yield RecordError(self._where(), str(exc))
+
+    def _values(self):
+        depth = 0  # arrays open around the next value: 1 in a list, 2 in --slurp's pages
+        if self._peek() == "":
+            raise BadRecord("the file is empty")
+        while True:
+            char = self._peek()
+            if char == "":
+                if depth:
+                    raise BadRecord(f"the file ends inside a JSON array, after {self.count:,} "
+                                    "items: it is cut short")
+                return
+            if _ESCAPED.match(char):
+                self.count += 1
+                raise BadRecord(self._not_utf8(self.pos))
+            if char == "[" and depth < 2:
+                depth += 1
+                self.pos += 1
+                continue
+            if char == "]" and depth:
+                depth -= 1
+                self.pos += 1
+                if depth and self._peek() == ",":
+                    self.pos += 1
+                continue
+            yield self._value()
+            if depth and self._peek() == ",":
+                self.pos += 1
+                if self._peek() == "]":
+                    raise BadRecord("malformed JSON: a comma before ']'")
+
+    def _value(self):
+        """Decode the value at pos: (location, value), or a RecordError when it is refused."""
+        self.count += 1
+        while True:
+            start = self.pos
+            try:
+                value, end = _STRICT.raw_decode(self.buf, start)
+            except BadRecord as exc:  # well-formed, but refused: skip it whole and go on
+                try:
+                    _, end = _PLAIN.raw_decode(self.buf, start)
+                except json.JSONDecodeError:
+                    if self._grow():
+                        continue
+                    raise BadRecord(str(exc)) from None
+                return self._refused(start, end, str(exc))
+            except json.JSONDecodeError as exc:
+                if self._grow():
+                    continue
+                if bad := _ESCAPED.search(self.buf, start, max(exc.pos, start) + 1):
+                    raise BadRecord(self._not_utf8(bad.start())) from None
+                raise BadRecord(f"malformed JSON: {json_error(exc)} at byte "
+                                f"{self.buf_byte + len(self.buf[:exc.pos].encode('utf-8', 'surrogateescape')) + 1:,}"
+                                " of the file") from None
+            except RecursionError:
+                raise BadRecord("malformed JSON: nested too deeply") from None
+            if end == len(self.buf) and not isinstance(value, (dict, list)) and self._grow():
+                continue  # a number or word the buffer's end may have cut ("12" of "125")
+            if bad := _ESCAPED.search(self.buf, start, end):
+                return self._refused(start, end, self._not_utf8(bad.start()))
+            self.pos = end
+            return self._where(), value
+
+    def _refused(self, start, end, reason):
+        bad = _ESCAPED.search(self.buf, start, end)  # bad bytes say more than what they broke
+        error = RecordError(self._where(), self._not_utf8(bad.start()) if bad else reason)
+        self.pos = end
+        return error
+
+    def _grow(self):
+        """More of the file for a value the buffer's end may cut; False when there is no
+        more, an error when the value would pass the bound."""
+        if self.eof:
+            return False
+        if len(self.buf) - self.pos > self.max_bytes:
+            raise BadRecord(f"an item longer than {self.max_bytes:,} bytes")
+        return self._more(max(self.chunk, len(self.buf) - self.pos))
 
 
 def read_records(stream, name, to_record, max_bytes=MAX_LINE_BYTES):

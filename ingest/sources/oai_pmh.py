@@ -8,8 +8,10 @@ passed back as received.
 
 from dataclasses import dataclass
 
-from ..records import UNFORESEEN, BadRecord, Deletion, RecordError, day, rfc2822, unforeseen
-from .papers import SOURCE, check_arxiv_id, paper_record, split_raw_authors, version_entry
+from ..records import (UNFORESEEN, BadRecord, Deletion, RecordError, SourceError, day, rfc2822,
+                       unforeseen)
+from .papers import (SOURCE, author_entry, check_arxiv_id, paper_record, split_raw_authors,
+                     version_entry)
 from .xml import child_text, children_text, read_xml_file, walk
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
@@ -47,7 +49,7 @@ def read_file(path):
     info = OaiInfo()
     yield from read_xml_file(path, lambda stream, name: read_response(stream, name, info))
     if info.error_code and info.error_code != "noRecordsMatch":
-        yield RecordError(str(path), f"OAI-PMH error {info.error_code}: {info.error_message}")
+        yield SourceError(str(path), f"OAI-PMH error {info.error_code}: {info.error_message}")
 
 
 def _record(elem, location):
@@ -103,9 +105,9 @@ def _raw(body, location):
         versions.append(version_entry(label, dates[-1]))
     if not versions:
         raise BadRecord("arXivRaw record without a version")
-    authors, affiliations = split_raw_authors(child_text(body, RAW + "authors") or "")
     return paper_record(
-        key=key, authors=authors, affiliations=affiliations, versions=versions,
+        key=key, authors=split_raw_authors(child_text(body, RAW + "authors") or ""),
+        versions=versions,
         published=dates[0], updated=dates[-1], location=location,
         **_common(body, RAW),
     )
@@ -118,14 +120,14 @@ def _arxiv(body, location):
     published = day(created, "created") if created else None
     updated_text = child_text(body, AX + "updated")
     updated = day(updated_text, "updated") if updated_text else published
-    authors, affiliations = [], []
-    for author in body.findall(f"{AX}authors/{AX}author"):
-        parts = [child_text(author, AX + "forenames"), child_text(author, AX + "keyname"),
-                 child_text(author, AX + "suffix")]
-        authors.append(" ".join(" ".join(p.split()) for p in parts if p and p.strip()))
-        affiliations += children_text(author, AX + "affiliation")
+    authors = [author_entry(keyname=child_text(author, AX + "keyname"),
+                            forenames=child_text(author, AX + "forenames"),
+                            suffix=child_text(author, AX + "suffix"),
+                            affiliations=children_text(author, AX + "affiliation"),
+                            orcid=child_text(author, AX + "orcid"))
+               for author in body.findall(f"{AX}authors/{AX}author")]
     return paper_record(
-        key=key, authors=authors, affiliations=affiliations,
+        key=key, authors=authors,
         versions=[version_entry("v1", published)] if published else [],
         published=published, updated=updated, location=location, **_common(body, AX),
     )

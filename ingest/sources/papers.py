@@ -32,17 +32,44 @@ def split_abs_url(url):
     return check_arxiv_id(match.group(1), "entry id"), version
 
 
+def author_entry(*, name=None, keyname=None, forenames=None, suffix=None, affiliations=(),
+                 orcid=None):
+    """One author as the source gives them: name parts when it has them (OAI `arXiv`,
+    the snapshot's `authors_parsed`), the affiliations that are this author's, an ORCID
+    iD where given. The display name is derived from the parts (forenames, keyname,
+    suffix) unless the source gives only a whole name (the Atom API, raw author lines)."""
+    parts = {key: _clean(value, f"author {key}") for key, value in
+             (("keyname", keyname), ("forenames", forenames), ("suffix", suffix))}
+    derived = " ".join(p for p in (parts["forenames"], parts["keyname"], parts["suffix"]) if p)
+    return {
+        "name": derived or _clean(name, "author name") or "",
+        **parts,
+        "affiliations": _unique(a for a in (_clean(a, "affiliation") for a in affiliations) if a),
+        "orcid": _clean(orcid, "author orcid"),
+    }
+
+
+def _clean(value, what):
+    value = text(value, what)
+    return " ".join(value.split()) or None if value is not None else None
+
+
 def split_raw_authors(line):
-    """The raw author line of arXivRaw and the snapshot, as (names, affiliations).
+    """The raw author line of arXivRaw and the snapshot, as author entries.
 
     "Ada Q. Placeholder (Example Institute), Bo Testwell and Chlo\\'e Mockford" gives
-    three names and one affiliation. A heuristic: the raw line is kept by the caller
-    only through these names, and structured sources are preferred when present.
+    three authors, the first with one affiliation: what is in parentheses after a
+    name is that author's. A heuristic: structured sources are preferred when present.
     """
-    affiliations = [" ".join(a.split()) for a in re.findall(r"\(([^()]*)\)", line)]
-    names = re.sub(r"\([^()]*\)", " ", line)
-    parts = re.split(r",|\band\b|;", " ".join(names.split()))
-    return [p.strip() for p in parts if p.strip()], _unique(a for a in affiliations if a)
+    authors = []
+    for part in re.split(r",(?![^()]*\))|\band\b(?![^()]*\))|;(?![^()]*\))", line):
+        affiliations = [" ".join(a.split()) for a in re.findall(r"\(([^()]*)\)", part)]
+        name = " ".join(re.sub(r"\([^()]*\)", " ", part).split())
+        if name:
+            authors.append(author_entry(name=name, affiliations=affiliations))
+        elif affiliations and authors:  # "A, B ((1) X, (2) Y)": a list after the names
+            authors[-1]["affiliations"] = _unique(authors[-1]["affiliations"] + affiliations)
+    return authors
 
 
 def _bounded(values, what):
@@ -64,15 +91,24 @@ def version_entry(label, created):
     return {"version": label, "created": created.isoformat()}
 
 
-def paper_record(*, key, title, abstract, authors, affiliations, categories, versions,
+def paper_record(*, key, title, abstract, authors, categories, versions,
                  doi=None, journal_ref=None, comments=None, license=None,
                  published=None, updated=None, location=""):
-    """Check the text fields and build the record; raises BadRecord."""
+    """Check the text fields and build the record; raises BadRecord.
+
+    `authors` are author_entry dicts; `authors` (display names) and `affiliations`
+    (every author's, once each) are derived from them for those who read the lists.
+    """
+    names = _bounded([a["name"] for a in authors], "authors")
+    _bounded([f for a in authors for f in (a["affiliations"] + [a["keyname"] or "",
+                                                                 a["forenames"] or ""])],
+             "author_records")
     metadata = {
         "abstract": text(abstract, "abstract") or "",
-        "authors": _bounded([text(a, "authors") for a in authors], "authors"),
-        "affiliations": _bounded(_unique(text(a, "affiliations") for a in affiliations),
+        "authors": names,
+        "affiliations": _bounded(_unique(f for a in authors for f in a["affiliations"]),
                                  "affiliations"),
+        "author_records": authors,
         "categories": _bounded(categories, "categories"),
         "versions": versions,
         "doi": text(doi, "doi"),

@@ -1,6 +1,8 @@
 """Saved arXiv API (Atom) and OAI-PMH responses, and hostile or broken XML."""
 
+import json
 from datetime import UTC, datetime
+from io import StringIO
 
 import pytest
 
@@ -53,10 +55,16 @@ def test_the_legacy_api_output_is_read_too(db):
 
 
 @pytest.mark.parametrize("name", ["atom_error.xml", "atom_legacy_error.xml"])
-def test_an_api_error_entry_is_never_stored_as_a_paper(db, name):
-    counts, errors = import_file("arxiv_atom_file", name)
-    assert (counts["added"], counts["failed"]) == (0, 1)
+def test_an_api_error_entry_is_never_stored_as_a_paper_and_fails_the_import(db, name):
+    from ingest.load import SourceFailed
+
+    errors = []
+    with pytest.raises(SourceFailed) as failed:
+        run_import({"format": "arxiv_atom_file", "path": str(ARXIV / name)},
+                   log_error=errors.append)
+    assert (failed.value.counts["added"], failed.value.counts["failed"]) == (0, 1)
     assert errors[0].reason == "arXiv API error: incorrect id format for not-an-id"
+    assert "incorrect id format for not-an-id" in str(failed.value)  # arXiv's own words
     assert not Document.objects.exists()
 
 
@@ -149,9 +157,19 @@ def test_no_records_match_is_an_empty_result_not_an_error(db):
     assert (counts["read"], errors) == (0, [])
 
 
-def test_another_oai_error_in_a_saved_file_is_reported(db):
-    counts, errors = import_file("arxiv_oai_file", "oai_bad_token.xml")
-    assert errors[0].reason.startswith("OAI-PMH error badResumptionToken")
+def test_another_oai_error_in_a_saved_file_fails_the_import(db):
+    from ingest.load import SourceFailed
+
+    with pytest.raises(SourceFailed, match="OAI-PMH error badResumptionToken"):
+        import_file("arxiv_oai_file", "oai_bad_token.xml")
+
+
+def test_the_command_exits_non_zero_on_an_arxiv_error_feed(db):
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match="arXiv API error: incorrect id format for not-an-id"):
+        call_command("ingest_arxiv", "atom", str(ARXIV / "atom_error.xml"), stdout=StringIO(),
+                     stderr=StringIO())
 
 
 def test_the_same_paper_from_the_api_and_the_snapshot_is_one_document(db):
@@ -186,3 +204,49 @@ def test_every_arxiv_format_gives_papers_the_same_metadata_keys(db, fmt, name):
     import_file(fmt, name)
     for paper in Document.objects.all():
         assert sorted(paper.metadata) == sorted(PAPER_METADATA_KEYS)
+
+
+# --- authors, one record each ---------------------------------------------------------------
+
+def test_atom_authors_keep_their_own_affiliations_so_one_without_any_says_so(db):
+    import_file("arxiv_atom_file", "atom_one.xml")
+    records = Document.objects.get().metadata["author_records"]
+    assert [(a["name"], a["affiliations"]) for a in records] == [
+        ("Ada Q. Placeholder", ["Example Institute of Technology"]), ("Bo Testwell", [])]
+    assert records[0]["keyname"] is None  # the API gives a whole name, not its parts
+
+
+def test_oai_arxiv_authors_keep_keyname_forenames_suffix_affiliations_and_orcid(db):
+    import_file("arxiv_oai_file", "oai_arxiv_authors.xml")
+    paper = Document.objects.get()
+    assert paper.metadata["author_records"] == [
+        {"name": "Ada Q. Placeholder", "keyname": "Placeholder", "forenames": "Ada Q.",
+         "suffix": None, "affiliations": ["Example Institute of Technology",
+                                          "Imaginary Research Lab"], "orcid": None},
+        {"name": "Bo Testwell Jr", "keyname": "Testwell", "forenames": "Bo", "suffix": "Jr",
+         "affiliations": [], "orcid": "0000-0002-5555-0042"},
+        {"name": "Chloé Mockford", "keyname": "Mockford", "forenames": "Chloé", "suffix": None,
+         "affiliations": [], "orcid": None}]
+    # The display names are derived from the parts; the flat lists stay for old readers.
+    assert paper.metadata["authors"] == ["Ada Q. Placeholder", "Bo Testwell Jr", "Chloé Mockford"]
+    assert paper.metadata["affiliations"] == ["Example Institute of Technology",
+                                              "Imaginary Research Lab"]
+
+
+def test_arxivraw_author_lines_give_each_author_the_affiliation_after_their_name(db):
+    import_file("arxiv_oai_file", "oai_raw_page1.xml")
+    paper = Document.objects.get(key="2507.99917")
+    assert [(a["name"], a["affiliations"]) for a in paper.metadata["author_records"]] == [
+        ("Ada Q. Placeholder", ["Example Institute of Technology"]), ("Bo Testwell", [])]
+
+
+def test_snapshot_authors_parsed_keep_every_affiliation_per_author(db, tmp_path):
+    line = json.loads((ARXIV / "snapshot.jsonl").read_text().splitlines()[0])
+    line["authors_parsed"] = [["Placeholder", "Ada Q.", "", "Example Institute", "Imaginary Lab"],
+                              ["Testwell", "Bo", "III"], ["Mockford", "Chloé", ""]]
+    (tmp_path / "one.jsonl").write_text(json.dumps(line) + "\n")
+    run_import({"format": "arxiv_snapshot_file", "path": str(tmp_path / "one.jsonl")})
+    records = Document.objects.get().metadata["author_records"]
+    assert [(a["name"], a["suffix"], a["affiliations"]) for a in records] == [
+        ("Ada Q. Placeholder", None, ["Example Institute", "Imaginary Lab"]),
+        ("Bo Testwell III", "III", []), ("Chloé Mockford", None, [])]

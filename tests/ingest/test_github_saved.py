@@ -80,10 +80,12 @@ def test_json_lines_and_directories_of_bundles_are_read(db):
     assert (counts["added"], counts["unchanged"]) == (0, 2)
 
 
-def test_a_deleted_account_is_shown_as_ghost(db):
+def test_a_deleted_account_is_marked_as_one_not_a_user_named_ghost(db):
     import_path(GITHUB / "threads.jsonl")
     thread = Document.objects.get(key="example-lab/lantern-probes#43")
-    assert thread.posts.get().author == "ghost"
+    opening = thread.posts.get()
+    assert (opening.author, opening.details) == ("deleted account", {"author_deleted": True})
+    assert thread.metadata["author_deleted"] is True
     assert thread.metadata["labels"] == ["question"]  # labels may come as plain strings
 
 
@@ -102,10 +104,15 @@ def test_reimporting_with_a_new_comment_updates_the_thread_and_keeps_its_snapsho
     assert len(Snapshot.objects.get(pk=first.pk).content["posts"]) == 3
 
 
-def test_a_saved_github_error_is_a_bad_record(db, tmp_path):
+def test_a_saved_github_error_fails_the_import_with_githubs_message(db, tmp_path):
+    from ingest.load import SourceFailed
+
     (tmp_path / "thread_9.json").write_bytes((GITHUB / "error_410_deleted.json").read_bytes())
-    counts, errors = import_path(tmp_path / "thread_9.json")
-    assert errors[0].reason == "a GitHub error was saved instead of a thread: This issue was deleted"
+    with pytest.raises(SourceFailed) as failed:
+        import_path(tmp_path / "thread_9.json")
+    assert failed.value.error.reason == ("GitHub answered with an error instead of data: "
+                                         "This issue was deleted (HTTP 410)")
+    assert failed.value.counts["failed"] == 1
 
 
 def test_a_bare_issue_object_is_a_thread_without_comments(db):

@@ -46,14 +46,16 @@ def test_an_ingest_job_reports_progress_and_logs_bad_records_where_they_are(db):
     assert job.result["added"] == 2 and job.result["failed"] == 7
     events = list(job.events.values_list("level", "location", "message"))
     assert len(events) == 7
-    assert events[3] == ("error", f"{path} line 5", "field 'title' should be a string, got int")
+    # The file by its name: the server's folders are not the job reader's business.
+    assert events[3] == ("error", f"{path.name} line 5", "field 'title' should be a string, got int")
+    assert not any(str(path.parent) in location for _, location, _ in events)
 
 
 def test_a_strict_ingest_job_fails_at_the_first_bad_record(db):
     path = FIXTURES / "arxiv" / "snapshot_bad.jsonl"
     job = run_job({"format": "arxiv_snapshot_file", "path": str(path), "strict": True})
     assert job.status == Job.Status.FAILED
-    assert f"{path} line 2: malformed JSON" in job.error
+    assert f"{path.name} line 2: malformed JSON" in job.error and str(path.parent) not in job.error
     assert Document.objects.count() == 1
 
 

@@ -56,7 +56,7 @@ def test_jsonl_rows_become_documents_through_the_mapping(db):
     assert Document.objects.get(key="102").metadata["abstract"] is None
     assert [e.reason for e in errors] == [
         "field 'name' should be a string, got dict",
-        "malformed JSON: Invalid control character at at column 65"]
+        "malformed JSON: Invalid control character at column 65"]
 
 
 def test_reimporting_a_table_creates_nothing(db):

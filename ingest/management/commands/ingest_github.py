@@ -2,12 +2,16 @@ from ..base import IngestCommand
 
 
 class Command(IngestCommand):
-    help = ("Import GitHub issue and pull-request threads: saved API JSON (saved) or a "
+    help = ("Import GitHub issue, pull-request and discussion threads: saved API JSON (saved) or a "
             "repository's threads updated since a date (live; token from GITHUB_TOKEN).")
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="what", required=True)
-        saved = sub.add_parser("saved", help="a bundle .json, a .jsonl of bundles, or a directory")
+        saved = sub.add_parser("saved", help=(
+            "saved threads: workbench bundles (.json, .jsonl), raw REST answers or `gh api "
+            "--paginate` output, saved GraphQL discussions, or a folder of them (comments_41.json, "
+            "timeline_41.json, reviews_42.json, review_comments_42.json, pull_42.json are "
+            "joined to their thread); a saved GitHub error fails the command"))
         saved.add_argument("path")
         saved.set_defaults(format="github_file")
         self.add_common_arguments(saved)
