@@ -11,6 +11,8 @@ from rest_framework.utils.urls import replace_query_param
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from workbench.paging import bounded_count
+
 from .. import adjudication
 from ..access import access_study
 from ..models import Decision, Role
@@ -57,7 +59,8 @@ class DisagreementSerializer(serializers.Serializer):
 
 class KeysetPaging(BasePagination):
     """?limit= and ?after=<token>: pages of a stored, indexed list by the last row's place in
-    its order, so a deep page costs what the first does. `count` is the filtered total."""
+    its order, so a deep page costs what the first does. `count` is the filtered total up to
+    10,000 (`count_exact`); the view gives the rows to count as `counted`."""
 
     default_limit, max_limit = 50, 500
 
@@ -71,17 +74,23 @@ class KeysetPaging(BasePagination):
             rows = queryset(after=request.query_params.get("after") or None, limit=limit + 1)
         except ValueError:
             raise ValidationError({"after": "not a page token of this list"}) from None
-        self.request, self.count = request, view.total
+        self.request = request
+        # Counted up to 10,000 rows, as every list (workbench.paging.bounded_count).
+        self.count, self.count_exact = bounded_count(view.counted)
         self.next = (replace_query_param(request.build_absolute_uri(), "after", rows[limit - 1].token)
                      if len(rows) > limit else None)
         return rows[:limit]
 
     def get_paginated_response(self, data):
-        return Response({"count": self.count, "next": self.next, "results": data})
+        return Response({"count": self.count, "count_exact": self.count_exact,
+                         "next": self.next, "results": data})
 
     def get_paginated_response_schema(self, schema):
-        return {"type": "object", "required": ["count", "results"], "properties": {
-            "count": {"type": "integer", "description": "Rows matching the filters."},
+        return {"type": "object", "required": ["count", "count_exact", "results"], "properties": {
+            "count": {"type": "integer", "description": "Rows matching the filters, counted "
+                      "up to 10,000; past that 10,001 and `count_exact` is false."},
+            "count_exact": {"type": "boolean",
+                            "description": "Whether `count` is the exact number of rows."},
             "next": {"type": "string", "nullable": True, "format": "uri",
                      "description": "The next page, or null on the last."},
             "results": schema}}
@@ -120,7 +129,7 @@ class DisagreementList(generics.ListAPIView):
 
         study = access_study(self.request.user, self.kwargs["slug"], roles=REVIEWERS)
         filters, _ = queue_filters(self.request)
-        self.total = adjudication.disagreement_query(study, **filters).count()
+        self.counted = adjudication.disagreement_query(study, **filters)
         # A page function, not rows: the paginator asks for the page it needs.
         return lambda after, limit: adjudication.disagreements(study, after=after, limit=limit,
                                                                **filters)

@@ -84,7 +84,7 @@ class AuditTrail(generics.ListAPIView):
 
     def get_queryset(self):
         study = access_study(self.request.user, self.kwargs["slug"], roles={Role.OWNER})
-        self.total = AuditEntry.objects.filter(study=study).count()
+        self.counted = AuditEntry.objects.filter(study=study)
         return lambda after, limit: study_setup.audit_entries(study, after=after, limit=limit)
 
 

@@ -12,6 +12,8 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_safe
 
+from workbench.paging import bounded_count
+
 from .. import adjudication
 from ..access import access_study
 from ..blinding import coder_view, view_for
@@ -35,6 +37,14 @@ def queue_filters(request):
     }, raw
 
 
+def counted(rows):
+    """The list's count as the review page shows it: exact up to 10,000 rows, and past
+    that "more than 10,000" (bounded_count; the rows are the stored disagreements)."""
+    total, exact = bounded_count(rows)
+    return {"total": total, "total_exact": exact,
+            "total_shown": f"{total if exact else total - 1:,}"}
+
+
 @login_required
 @require_safe
 def review_queue(request, slug):
@@ -52,7 +62,8 @@ def review_queue(request, slug):
         kept["after"] = page[-1].token
     return render(request, "coding/review_queue.html", {
         "study": study, "rows": page, "raw": raw, "filters": filters,
-        "total": adjudication.disagreement_query(study, **filters).count(),
+        # Counted up to 10,000, as the disagreements API counts (workbench.paging).
+        **counted(adjudication.disagreement_query(study, **filters)),
         "next_query": kept.urlencode() if more else "", "first_page": not after,
         "first_query": urlencode({k: v for k, v in raw.items() if v}),
         "orders": adjudication.ORDERS, "question_choices": question_choices(study),

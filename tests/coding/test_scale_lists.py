@@ -11,7 +11,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.test.utils import CaptureQueriesContext
 
-from coding import adjudication, queue
+from coding import adjudication, audit, queue
 from coding.codings import record_coding
 from coding.models import Assignment, Coding, Role, StoredDisagreement
 from tests import factories
@@ -142,6 +142,32 @@ def test_a_long_list_says_its_count_is_a_lower_bound(coded, people, client_for, 
     assert body["count"] == 6 and body["count_exact"] is False
     page = olive.get(f"/studies/{coded.slug}/codings/").content.decode()
     assert "More than 5 submitted revisions" in page
+
+
+def test_the_review_list_and_its_apis_count_up_to_the_bound(coded, people, client_for,
+                                                              monkeypatch):
+    """The review page, the disagreements API and the audit API count the stored rows up
+    to the bound, and say when a count is a lower bound; under it they count exactly."""
+    disagreements = StoredDisagreement.objects.filter(study=coded, decided=False).count()
+    assert disagreements > 3
+    for name in ("vera", "otto", "ada", "cora"):
+        audit.record(people["olive"], coded, "member.role", name, user=name, role="viewer")
+    olive = client_for(people["olive"])
+    api = {"review": f"/api/studies/{coded.slug}/disagreements/?limit=2",
+           "audit": f"/api/studies/{coded.slug}/audit/?limit=2"}
+    exact = {name: olive.get(url).json() for name, url in api.items()}
+    assert exact["review"]["count"] == disagreements and exact["review"]["count_exact"] is True
+    assert exact["audit"]["count"] >= 4 and exact["audit"]["count_exact"] is True
+    page = olive.get(f"/studies/{coded.slug}/review/").content.decode()
+    assert f"{disagreements} disagreements between independent codings" in page
+
+    monkeypatch.setattr(paging, "COUNT_LIMIT", 3)
+    for name, url in api.items():
+        body = olive.get(url).json()
+        assert (body["count"], body["count_exact"]) == (4, False), name
+        assert len(body["results"]) == 2 and body["next"], name
+    page = olive.get(f"/studies/{coded.slug}/review/").content.decode()
+    assert "More than 3 disagreements between independent codings" in page
 
 
 # --- the codings page -----------------------------------------------------------------
