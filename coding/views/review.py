@@ -6,6 +6,7 @@ from urllib.parse import urlencode
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -92,7 +93,12 @@ def review_item(request, slug, item_id):
     questions = adjudication.questions_of(item)
     errors = {}
     if request.method == "POST":
-        errors = record_decisions(item, questions, request)
+        # All of the form's decisions or none: a refused page comes back with every choice
+        # kept, and posting it again must not record the accepted ones twice.
+        with transaction.atomic():
+            errors = record_decisions(item, questions, request)
+            if errors:
+                transaction.set_rollback(True)
         if not errors:
             return redirect(next_review_url(study, item, request))
     context = review_context(study, item, questions, errors, request)
