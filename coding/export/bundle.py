@@ -29,12 +29,12 @@ from django.utils.text import slugify
 from coding.blinding import CODER_LEVEL, KINDS, OWNER_LEVEL, withheld_names
 from coding.models import Coding, Decision, Item
 
-from . import rows
+from . import analysis_tables, rows
 from .fields import (DECISION_FIELDS, LONG_FIELDS, STATUS_NOTE, item_fields, wide_fields,
                      withheld_item_columns)
 from .writers import WRITERS
 
-SHAPES = ("wide", "long", "decisions", "items")
+SHAPES = ("wide", "long", "decisions", "items", "reliability", "inclusion")
 FORMATS = ("csv", "parquet", "jsonl")
 MEDIA_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson",
                "parquet": "application/vnd.apache.parquet"}
@@ -49,9 +49,16 @@ def check_options(shapes, fmt):
         raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
 
 
-def tables(study, shape, names, withheld):
+def tables(study, shape, names, withheld, roles=OWNER_LEVEL):
     """(table name, fields, rows) for one shape; wide gives one table per codebook.
-    Only the items table holds item content, and so the only blinded fields."""
+    Only the items table holds item content, and so the only blinded fields; the
+    reliability and inclusion tables are written empty for roles that may not see them."""
+    if shape == "reliability":
+        return [("reliability", analysis_tables.RELIABILITY_FIELDS,
+                 analysis_tables.reliability_batches(study, roles))]
+    if shape == "inclusion":
+        return [("inclusion", analysis_tables.INCLUSION_FIELDS,
+                 analysis_tables.inclusion_batches(study, withheld))]
     if shape == "items":
         return [("items", item_fields(withheld), rows.items_batches(study, withheld))]
     if shape == "long":
@@ -76,6 +83,7 @@ def estimate_rows(study, shapes):
         "items": items, "wide": items,
         "long": Coding.objects.filter(assignment__item__study=study).count() * questions,
         "decisions": Decision.objects.filter(item__study=study).count(),
+        "reliability": 0, "inclusion": 0,
     }
     return sum(per_shape[s] for s in shapes)
 
@@ -107,7 +115,7 @@ def build_bundle(study, out_path, *, shapes, fmt, include_mapping=False, report=
         tmp = Path(tmp)
         resources = []
         for shape in shapes:
-            for name, fields, table_rows in tables(study, shape, names, withheld):
+            for name, fields, table_rows in tables(study, shape, names, withheld, roles):
                 filename = f"{name}.{extension}"
                 count = write(tmp / filename, fields, table_rows, on_batch=progress)
                 resources.append(resource(tmp / filename, name, fmt, fields, count))

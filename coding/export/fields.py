@@ -60,7 +60,9 @@ ITEM_FIELDS = [
     s("authors", "Authors, joined with '; '."),
     s("affiliations", "Affiliations, joined with '; '."),
     s("categories", "arXiv categories, joined with '; '."),
-    s("included_in", "Frameworks the paper's method landed in, joined with '; ' (blinded from coders)."),
+    s("included_in", "The imported metadata's own included_in field, as the source gave it, "
+      "joined with '; ' (blinded from coders); empty when inclusion comes from the method "
+      "tracker, whose finding is frameworks_landed."),
     s("repository", "Thread repository (owner/name)."),
     Field("number", "integer", "Thread number in its repository."),
     s("thread_type", "issue or pull_request."),
@@ -145,6 +147,13 @@ LONG_FIELDS = [
     s("status", "answered: value holds the answer; not_applicable: the question's condition "
       "was not met, value empty; missing: the question applied but was not answered, value empty.",
       categories=(ANSWERED, NOT_APPLICABLE, MISSING)),
+    s("rater_kind", "coder: a coding of the study's own coders (coder holds the pseudonym); "
+      "model, outside or person: an imported answer of a rater that is not a coder (coder holds "
+      "the rater's name; phase empty; revision counts the imports that changed it; "
+      "submitted_at is when the rater labelled it, else when it was imported). Raters never "
+      "feed reliability.", categories=("coder", "model", "outside", "person")),
+    s("rater_provenance", "For raters: the model version, the prompt or configuration hash and "
+      "the owner's account of where the labels come from; empty for coders."),
 ]
 
 DECISION_FIELDS = [
