@@ -20,7 +20,19 @@ person coding an item is blinded whatever else they are.
 
 from .models import Role
 
-AUTHOR_FIELDS = ("authors", "authors_parsed", "affiliations")
+AUTHOR_FIELDS = ("authors", "authors_parsed", "affiliations", "author_records")
+# Fields that tell a blinded field's value another way: hiding the key hides these too
+# (a thread's merged_at says it was merged; its state_reason and closed_at that it is
+# closed). Not every study blinds what tells; this is what the importers write.
+TELLING = {
+    "merged": ("merged_at", "merged_by", "merge_commit_sha"),
+    "state": ("state_reason", "closed_at"),
+    "answered": ("answer_chosen_at",),
+}
+# Timeline events that tell a blinded field (a "merged" event says merged), dropped from
+# the `events` list, and keys of each post that do ("is_answer" marks the answer).
+TELLING_EVENTS = {"merged": {"merged"}, "state": {"closed", "reopened"}}
+TELLING_POST_KEYS = {"answered": ("is_answer",)}
 # The kinds of document an item can be; a name scoped as "thread.url" applies to one.
 KINDS = ("paper", "thread")
 # The level of an operator's command (export_dataset without --as-user).
@@ -35,6 +47,7 @@ def hidden_fields(study, kind):
         scope, _, field = name.rpartition(".")
         if scope in ("", kind):
             hidden.add(field)
+            hidden.update(TELLING.get(field, ()))
     return hidden
 
 
@@ -62,7 +75,16 @@ def hidden_fields_for(study, roles, kind):
 def view_for(study, roles, content):
     """The snapshot content as a person with these roles may receive it."""
     hidden = hidden_fields_for(study, roles, content.get("kind"))
-    return {key: value for key, value in content.items() if key not in hidden}
+    view = {key: value for key, value in content.items() if key not in hidden}
+    events = set().union(*(TELLING_EVENTS.get(field, set()) for field in hidden))
+    if events and isinstance(view.get("events"), list):
+        view["events"] = [e for e in view["events"]
+                          if not (isinstance(e, dict) and e.get("event") in events)]
+    post_keys = {key for field in hidden for key in TELLING_POST_KEYS.get(field, ())}
+    if post_keys and isinstance(view.get("posts"), list):
+        view["posts"] = [{k: v for k, v in post.items() if k not in post_keys}
+                         if isinstance(post, dict) else post for post in view["posts"]]
+    return view
 
 
 def coder_view(study, content):

@@ -157,3 +157,87 @@ def test_no_page_or_endpoint_anywhere_leaks_to_coder_a(blind, people, client_for
                     assert not leaked, f"{method} {url} leaks {leaked}"
                     checked += 1
     assert checked > 2 * 2 * len(TABLE)
+
+
+# --- what issue 19 added to a snapshot must not tell a blinded outcome ----------------------
+
+TELLING_SECRETS = ["2031-02-03T04:05:06Z", "SECRET-REASON", "SECRET-MERGE-SHA", "2031-04-05"]
+
+
+@pytest.fixture
+def outcome_blind(alpha, people):
+    """Alpha blinds only `merged` and `state`; the thread says both other ways too: merged_at,
+    state_reason, closed_at, and merged / closed events in its timeline."""
+    from ingest.models import Post
+
+    alpha.blinded_fields = ["merged", "state"]
+    alpha.save()
+    thread = factories.thread(
+        95, state="closed", merged=True, merged_at="2031-02-03T04:05:06Z",
+        state_reason="SECRET-REASON", closed_at="2031-04-05T00:00:00Z",
+        head={"label": "fork:fix", "ref": "fix", "sha": "abc123", "repo": None, "repo_deleted": True},
+        events=[{"event": "labeled", "actor": "user0", "created_at": "2025-06-01T00:00:00Z",
+                 "label": "bug"},
+                {"event": "merged", "actor": "user0", "created_at": "2031-02-03T04:05:06Z",
+                 "commit_id": "SECRET-MERGE-SHA"},
+                {"event": "closed", "actor": "user0", "created_at": "2031-02-03T04:05:06Z",
+                 "state_reason": "SECRET-REASON"}])
+    Post.objects.create(document=thread, position=2, external_id="r1", kind=Post.Kind.REVIEW,
+                        author="user1", created=thread.published, body="",
+                        details={"state": "APPROVED"})
+    for item in alpha.papers:
+        item.delete()
+    item = queue.add_item(alpha, thread, alpha.paper_codebook)
+    return queue.assign(item, people["cora"])
+
+
+def test_hiding_an_outcome_hides_every_field_and_event_that_tells_it(outcome_blind, alpha, people,
+                                                                     client_for):
+    client = client_for(people["cora"])
+    page = client.get(f"/studies/{alpha.slug}/code/{outcome_blind.pk}/").content.decode()
+    api = client.get(f"/api/studies/{alpha.slug}/assignments/{outcome_blind.pk}/").content.decode()
+    for body in (page, api):
+        assert not [s for s in TELLING_SECRETS if s in body]
+    content = client.get(f"/api/studies/{alpha.slug}/assignments/{outcome_blind.pk}/").json()
+    content = content["item"]["content"]
+    assert not {"merged", "merged_at", "state", "state_reason", "closed_at"} & set(content)
+    assert [e["event"] for e in content["events"]] == ["labeled"]  # the rest of the timeline stays
+    assert content["head"]["label"] == "fork:fix"  # what tells no outcome stays
+    assert content["posts"][2]["state"] == "APPROVED"  # a review's verdict is not the outcome
+
+
+def test_the_owner_still_receives_what_the_outcome_blinding_hides(outcome_blind, alpha):
+    from coding.blinding import OWNER_LEVEL, view_for
+
+    content = view_for(alpha, OWNER_LEVEL, outcome_blind.item.snapshot.content)
+    assert content["merged_at"] == "2031-02-03T04:05:06Z"
+    assert [e["event"] for e in content["events"]] == ["labeled", "merged", "closed"]
+
+
+def test_blind_authors_hides_the_per_author_records_too(alpha, people, client_for):
+    alpha.blind_authors = True
+    alpha.save()
+    paper = factories.paper(96, author_records=[
+        {"name": "Ann Example", "keyname": "Example", "forenames": "Ann", "suffix": None,
+         "affiliations": ["SECRET-INSTITUTE"], "orcid": "0000-0002-5555-0096"}])
+    for item in alpha.papers:
+        item.delete()
+    assignment = queue.assign(queue.add_item(alpha, paper, alpha.paper_codebook), people["cora"])
+    client = client_for(people["cora"])
+    for url in (f"/studies/{alpha.slug}/code/{assignment.pk}/",
+                f"/api/studies/{alpha.slug}/assignments/{assignment.pk}/"):
+        body = client.get(url).content.decode()
+        assert "SECRET-INSTITUTE" not in body and "0000-0002-5555-0096" not in body
+
+
+def test_hiding_whether_a_discussion_was_answered_hides_which_comment_is_the_answer(alpha):
+    from coding.blinding import coder_view
+
+    alpha.blinded_fields = ["thread.answered"]
+    content = {"kind": "thread", "answered": True, "answer_chosen_at": "2031-01-01T00:00:00Z",
+               "posts": [{"kind": "opening", "body": "Q"},
+                         {"kind": "comment", "body": "A", "is_answer": True}]}
+    seen = coder_view(alpha, content)
+    assert "answered" not in seen and "answer_chosen_at" not in seen
+    assert seen["posts"] == [{"kind": "opening", "body": "Q"}, {"kind": "comment", "body": "A"}]
+    assert content["posts"][1]["is_answer"] is True  # the snapshot itself is untouched
