@@ -9,6 +9,7 @@ from datetime import datetime
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.db.models import Count
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -217,13 +218,16 @@ def sitting_for(request, study):
 def progress(study, coder, request=None):
     """The coder's own counts only: never anything derived from other coders' work.
     `left` is bounded (queue.left_for); `minutes_left` comes from this sitting's pace."""
-    mine = Assignment.objects.filter(item__study=study, coder=coder)
+    # Both counts in one grouped query, over the study's own assignments.
+    counts = dict(Assignment.objects.filter(study=study, coder=coder, status__in=[
+        Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED]).order_by()
+        .values_list("status").annotate(n=Count("*")))
     round_ = queue.coder_round(study, coder)
     left = queue.left_for(study, coder, round_) if round_ else 0
     sitting = sitting_for(request, study)
     pace = sitting["seconds"] / sitting["count"] if sitting and sitting["count"] else None
-    return {"submitted": mine.filter(status=Assignment.Status.SUBMITTED).count(),
-            "skipped": mine.filter(status=Assignment.Status.SKIPPED).count(),
+    return {"submitted": counts.get(Assignment.Status.SUBMITTED, 0),
+            "skipped": counts.get(Assignment.Status.SKIPPED, 0),
             "round": round_, "left": left, "left_capped": left >= 1000,
             "sitting": sitting and sitting["count"],
             "minutes_per_item": pace and round(pace / 60, 1),
