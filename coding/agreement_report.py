@@ -38,7 +38,8 @@ class PlanForm(forms.Form):
                                     min_value=0.001, max_value=0.2, required=False)
     smallest_share = forms.FloatField(
         label="Smallest expected category share", min_value=0.001, max_value=0.5,
-        required=False, help_text="Empty: the study's categories are taken as equally common.")
+        required=False, help_text="Empty: the rarest category's share observed so far (equal "
+                                  "shares before any coding).")
 
     def inputs(self):
         """The cleaned inputs, or the defaults when the form is unbound or invalid."""
@@ -67,19 +68,57 @@ def document(study, report, plan_inputs=None):
 
 
 def describe_sample(study):
+    """The reliability sample as drawn: how, when (before or after coding), from which
+    pool, and the plan recorded with it."""
     drawn = study.reliability_sample or {}
     if drawn:
-        how = "a simple random sample" if not drawn.get("stratify_by") else \
-            f"a random sample stratified by {drawn['stratify_by']}"
-        amount = (f"a share of {drawn['share']:g}" if drawn.get("share") is not None
-                  else f"{drawn.get('count')} items")
-        text = (f"{how} ({amount}) of the {drawn['pool']} main-round items, seed "
-                f"{drawn['seed']}, drawn {drawn['drawn_at'][:10]}, each item in it assigned "
-                f"to {study.overlap} coders")
-        return {"drawn": True, "size": drawn["size"], "pool": drawn["pool"], "text": text}
+        return {"drawn": True, "size": drawn["size"], "pool": drawn["pool"],
+                "text": _drawn_text(study, drawn), "plan": drawn.get("plan")}
     pool = Item.objects.alive().filter(study=study, round=Item.Round.MAIN).count()
-    return {"drawn": False, "size": pool, "pool": pool,
-            "text": f"every main-round item ({pool}), each assigned to {study.overlap} coders"}
+    return {"drawn": False, "size": pool, "pool": pool, "plan": None,
+            "text": f"every main-round item ({pool}), each assigned to {study.overlap} coders; "
+                    "no sample was drawn"}
+
+
+def _drawn_text(study, drawn):
+    pool, size = drawn["pool"], drawn["size"]
+    how = ("a simple random sample" if not drawn.get("stratify_by") else
+           f"a random sample stratified by {drawn['stratify_by']}")
+    if size >= pool:
+        what = f"all {pool} main-round items (the draw took every item)"
+    else:
+        asked = (f"a share of {drawn['share']:g}" if drawn.get("share") is not None
+                 else f"{drawn.get('count')} items asked for")
+        what = f"{how} of {size} of the {pool} main-round items ({asked}, seed {drawn['seed']})"
+    coded = drawn.get("coded_before")
+    if coded is None:
+        when = f"drawn {drawn['drawn_at'][:10]}"
+    elif coded == 0:
+        when = f"drawn {drawn['drawn_at'][:10]}, before any item was coded"
+    else:
+        when = (f"drawn {drawn['drawn_at'][:10]}, after coding had begun ({coded} of the "
+                f"{pool} items already coded"
+                + (f"; {drawn['kept_for_overlap']} items already coded by more than one coder "
+                   "were kept in the sample whatever the draw" if drawn.get("kept_for_overlap")
+                   else "") + ")")
+    text = f"{what}, {when}, each item in it assigned to {study.overlap} coders"
+    plan = drawn.get("plan")
+    if plan:
+        text += (f"; the plan recorded with the draw asked for {plan['units_needed']} units to "
+                 f"test α ≥ {plan['alpha_min']:.3f} at p = {plan['significance']:g} with the "
+                 f"rarest category at {plan['smallest_share']:.1%} ({plan['share_source']})")
+    return text
+
+
+def recorded_plan(study, inputs=None):
+    """The sample-size plan as it stands (newest snapshot), kept with a draw."""
+    report = snapshots.stored_report(study) or empty_report(study)
+    pool = Item.objects.alive().filter(study=study, round=Item.Round.MAIN).count()
+    planning = sample_size.plan(report["rounds"]["main"], offered=offered_categories(study),
+                                sample_size=pool, coders=study.overlap,
+                                **{**PLAN_DEFAULTS, **(inputs or {})})
+    return {key: planning[key] for key in ("alpha_min", "significance", "smallest_share",
+                                           "share_source", "units_needed", "values_needed")}
 
 
 def offered_categories(study):

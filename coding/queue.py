@@ -377,9 +377,15 @@ def draw_reliability_sample(study, *, share=None, count=None, stratify_by="", se
     Item.objects.filter(pk__in=chosen).update(in_reliability_sample=True)
     Item.objects.filter(study=study, round=MAIN).exclude(pk__in=chosen).update(
         in_reliability_sample=False)
+    from .agreement_report import recorded_plan  # the report imports the queue's models
+
     study.reliability_sample = {
         "share": share, "count": count, "stratify_by": stratify_by, "seed": seed,
         "size": len(chosen), "pool": len(items), "drawn_at": timezone.now().isoformat(),
+        # How far coding had gone when the sample was drawn, and the plan it answered.
+        "coded_before": sum(1 for i in items if i.taken > 0),
+        "kept_for_overlap": sum(1 for i in items if i.taken > 1),
+        "drawn_by": getattr(user, "username", None), "plan": recorded_plan(study),
     }
     study.save(update_fields=["reliability_sample"])
     sync_targets(study, user)

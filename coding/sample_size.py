@@ -87,23 +87,32 @@ def plan(main_round, *, offered, sample_size, coders, alpha_min=RELIABLE, signif
 
     ``main_round`` is the main round of the reliability report; ``offered`` maps each
     single-choice question to the number of categories its codebook offers. Without
-    ``smallest_share`` those categories are assumed equally common, so the question
-    offering the most of them sets it (1 / their number).
+    ``smallest_share`` the rarest category observed so far sets it (the smallest share
+    of any planned question's rarest used value); before any coding the offered
+    categories are taken as equally common, so the question offering the most of them
+    sets it (1 / their number).
     """
+    questions = [_question_plan(book, q, alpha_min, significance, sample_size)
+                 for book in main_round["codebooks"] for q in book["questions"]
+                 if q["kind"] in PLANNED_KINDS and q.get("categories")]
     source = "given"
-    if smallest_share is None:
+    observed = [q for q in questions if q["rarest_share"]]
+    if smallest_share is None and observed:
+        # The observed rarest category of any planned question: the one that needs most.
+        rarest = min(observed, key=lambda q: q["rarest_share"])
+        smallest_share = min(rarest["rarest_share"], 0.5)
+        source = (f"observed: “{rarest['rarest']}” of {rarest['key']}, "
+                  f"{rarest['rarest_share']:.1%} of its values so far")
+    elif smallest_share is None:
         key, most = max(offered.items(), key=lambda pair: pair[1], default=("", 2))
         smallest_share = 1 / max(most, 2)
-        source = (f"equal shares of the {most} categories of {key}" if key
-                  else "two equally common categories")
+        source = (f"nothing coded yet: equal shares of the {most} categories of {key}" if key
+                  else "nothing coded yet: two equally common categories")
     needed = units_needed(alpha_min, min(smallest_share, 0.5), significance)
     result = {"alpha_min": alpha_min, "significance": significance,
               "smallest_share": smallest_share, "share_source": source, "coders": coders,
               "units_needed": needed, "values_needed": needed * coders,
-              "sample_size": sample_size,
-              "questions": [_question_plan(book, q, alpha_min, significance, sample_size)
-                            for book in main_round["codebooks"] for q in book["questions"]
-                            if q["kind"] in PLANNED_KINDS and q.get("categories")]}
+              "sample_size": sample_size, "questions": questions}
     result["warnings"] = _warnings(result)
     return result
 

@@ -149,7 +149,8 @@ def test_paper_block_names_the_sample_the_coders_calibration_and_procedure(coded
     coded.save(update_fields=["discussion_step"])
     text = client_for(people["olive"]).get(f"/api/studies/{coded.slug}/agreement/").json()["text"]
     assert "Two coders coded the reliability sample" in text
-    assert "a simple random sample (3 items) of the 3 main-round items, seed 11" in text
+    assert "all 3 main-round items (the draw took every item), drawn " in text
+    assert "after coding had begun (3 of the 3 items already coded" in text
     assert "Calibration. No calibration round was run." in text
     assert "shown the disagreement" in text and "adjudicator who had not coded the item" in text
     assert "Variable" in text and "α [95% CI]" in text and "N/A" in text

@@ -315,7 +315,9 @@ def test_plan_warns_when_the_sample_is_small_or_a_category_rare():
                        {"label": "rare", "n": 4, "share": 0.05},
                        {"label": "unused", "n": 0, "share": 0.0}]}]}]}
     result = plan(main, offered={"label": 3}, sample_size=50, coders=2)
-    assert result["units_needed"] == units_needed(0.800, 1 / 3)
+    # The observed rarest category (4 of 80 values), not equal shares of the three offered.
+    assert result["units_needed"] == units_needed(0.800, 0.05) > units_needed(0.800, 1 / 3)
+    assert result["smallest_share"] == 0.05 and "observed" in result["share_source"]
     assert result["questions"][0]["rarest"] == "rare"
     assert result["sample_warnings"][0].startswith("The reliability sample holds 50 items, "
                                                    "fewer than")
@@ -324,6 +326,40 @@ def test_plan_warns_when_the_sample_is_small_or_a_category_rare():
     assert result["warnings"] == result["sample_warnings"] + [f"label: {rare}", f"label: {unused}"]
     roomy = plan(main, offered={}, sample_size=500, coders=2, smallest_share=0.5)
     assert roomy["sample_warnings"] == [] and roomy["warnings"][0].startswith("label: “rare” has")
+
+
+def test_planner_uses_the_observed_rarest_share_as_in_the_issue():
+    """Issue 17: the rarest observed category, 16.5% of values, needs 96 units, whatever
+    equal shares of the offered categories would say; before any coding equal shares
+    stand in."""
+    main = {"codebooks": [{"name": "Papers", "questions": [{
+        "key": "label", "kind": "single", "units": 100, "values": 200,
+        "categories": [{"label": "common", "n": 167, "share": 0.835},
+                       {"label": "rare", "n": 33, "share": 0.165}]}]}]}
+    assert plan(main, offered={"label": 7}, sample_size=200, coders=2)["units_needed"] == 96
+    empty = {"codebooks": []}
+    before = plan(empty, offered={"label": 7}, sample_size=200, coders=2)
+    assert before["units_needed"] == units_needed(0.800, 1 / 7)
+    assert before["share_source"].startswith("nothing coded yet")
+
+
+def test_a_sample_drawn_after_coding_is_described_as_drawn_with_its_plan(alpha, people):
+    """All items drawn after coding began: not "a simple random sample (a share of 0.2)"."""
+    from coding.agreement_report import describe_sample
+
+    for coder in ("cora", "cyril"):
+        factories.code(alpha.papers[0], people[coder], label="analysis")
+    snapshots.take_snapshot(alpha)
+    queue.draw_reliability_sample(alpha, share=1.0, seed=5, user=people["olive"])
+    alpha.refresh_from_db()
+    drawn = alpha.reliability_sample
+    assert (drawn["coded_before"], drawn["kept_for_overlap"], drawn["drawn_by"]) == (1, 1, "olive")
+    assert drawn["plan"]["units_needed"] >= 1 and drawn["plan"]["alpha_min"] == 0.8
+    text = describe_sample(alpha)["text"]
+    assert text.startswith("all 3 main-round items (the draw took every item), drawn ")
+    assert "after coding had begun (1 of the 3 items already coded" in text
+    assert "simple random sample" not in text
+    assert f"asked for {drawn['plan']['units_needed']} units" in text
 
 
 # --- snapshots and the job ---------------------------------------------------------------
