@@ -11,18 +11,24 @@ The summaries that now count from grouped queries and `Item.taken` are checked
 against the same figures counted row by row, and the API's count, which stops at
 `Paging.count_limit` rows, against what it promises (`count_exact`).
 
-(The review list, the disagreements API and the review item page are rebuilt on
-stored disagreements and tested with them, not here.)
+Every read route is counted here or by a test beside its feature, or says why it needs
+none (`test_every_read_route_has_a_query_count_test`): a new page fails until it is.
+The review list and the disagreements API read stored disagreements and are counted
+with them (tests/coding/test_stored_disagreements.py).
 """
 
 import random
+import re
 import statistics
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from django.db import connection
 from django.db.models import Count, F, Q
 from django.test.utils import CaptureQueriesContext
+from django.urls import resolve
 from django.utils import timezone
 
 from coding import queue
@@ -30,7 +36,10 @@ from coding.models import Assignment, Coding, Decision, Item, Membership, Role
 from coding.overview import study_overview
 from ingest.models import Document, Snapshot, content_sha256
 from tests import factories
+from tests.test_permission_matrix import TABLE, routes
+from workbench.models import Job
 from workbench.paging import Paging
+from workbench.tokens import create_token
 
 SMALL, LARGE = 50, 500
 CODERS = ("cora", "cyril", "otto")
@@ -129,6 +138,11 @@ def build_study(size, coders=CODERS):
         for key, value in (("label", "rl_method"), ("code_released", "yes"))])
     study.people = people
     study.held = {a.coder_id: a for a in assignments if a.status == "active"}
+    # For the item pages (a coded item with decisions), a job's and a token's page.
+    study.reviewed = coded[1]
+    study.job = Job.objects.create(kind="agreement", created_by=people["olive"],
+                                   params={"study": study.pk, "study_slug": study.slug})
+    study.token = create_token(people["olive"], "counted")[0]
     return study
 
 
@@ -181,7 +195,78 @@ ENDPOINTS = [
     *[(who, "get", "/api/studies/{s}/agreement/") for who in ("olive", "vera")],
     ("olive", "get", "/api/studies/{s}/agreement/history/"),
     ("olive", "get", "/api/tokens/"),
+    ("olive", "get", "/api/tokens/{token}/"),
+    ("olive", "get", "/account/tokens/"),
+    *[(who, "get", "/jobs/{job}/") for who in ("olive",)],
+    ("olive", "get", "/api/jobs/{job}/"),
+    ("olive", "get", "/studies/{s}/audit/"),
+    ("olive", "get", "/api/studies/{s}/audit/"),
+    ("olive", "get", "/api/studies/{s}/invites/"),
+    *[(who, "get", "/studies/{s}/review/{item}/") for who in ("olive", "ada")],
+    ("ada", "get", "/api/studies/{s}/items/{item}/review/"),
+    *[(who, "get", "/studies/{s}/codebooks/{codebook}/v1/") for who in ("olive", "cora")],
+    ("cora", "get", "/studies/{s}/codebooks/{codebook}/v1/file/yaml/"),
+    ("cora", "get", "/api/studies/{s}/codebooks/{codebook}/versions/1/"),
+    ("cora", "get", "/api/studies/{s}/codebooks/{codebook}/versions/1/file/"),
+    ("olive", "get", "/studies/{s}/codebooks/import/"),
+    *[(who, "get", "/api/studies/{s}/raters/") for who in ("olive", "vera")],
+    ("olive", "get", "/api/studies/{s}/comparisons/"),
 ]
+
+# Read routes whose query counts a test beside their feature holds (file::test), with
+# data only that feature builds (stored disagreements, a catalog, raters, calibration).
+COUNTED_BESIDE = {
+    **dict.fromkeys([
+        "studies/<slug:slug>/review/", "api/studies/<slug:slug>/disagreements/"],
+        "tests/coding/test_stored_disagreements.py::"
+        "test_the_review_list_costs_the_same_queries_at_50_and_500_items"),
+    **dict.fromkeys([
+        "studies/<slug:slug>/calibration/", "api/studies/<slug:slug>/calibration/"],
+        "tests/coding/test_calibration_setup.py::"
+        "test_the_page_costs_the_same_queries_at_50_and_500_items"),
+    **dict.fromkeys([
+        "studies/<slug:slug>/catalog/edit/", "api/studies/<slug:slug>/methods/",
+        "api/studies/<slug:slug>/frameworks/"],
+        "tests/coding/test_catalog_edit.py::"
+        "test_the_edit_page_and_lists_cost_the_same_queries_whatever_the_catalog_size"),
+    **dict.fromkeys([
+        "studies/<slug:slug>/codebooks/", "studies/<slug:slug>/codebooks/<int:codebook_id>/edit/",
+        "studies/<slug:slug>/codebooks/<int:codebook_id>/publish/"],
+        "tests/coding/test_codebook_editor.py::"
+        "test_editor_pages_do_not_query_more_with_more_items"),
+    "studies/<slug:slug>/members/":
+        "tests/coding/test_members.py::test_the_members_page_costs_the_same_with_more_members",
+    **dict.fromkeys([
+        "studies/<slug:slug>/raters/", "studies/<slug:slug>/comparisons/<int:comparison_id>/"],
+        "tests/coding/test_raters.py::test_rater_pages_cost_the_same_queries_at_any_size"),
+    **dict.fromkeys([
+        "studies/<slug:slug>/frameworks/<int:framework_id>/",
+        "api/studies/<slug:slug>/frameworks/<int:framework_id>/"],
+        "tests/coding/test_landings_history.py::"
+        "test_catalog_and_framework_pages_take_the_same_queries_for_3_and_12_methods"),
+    **dict.fromkeys([
+        "studies/<slug:slug>/inclusion/", "api/studies/<slug:slug>/inclusion/"],
+        "tests/coding/test_inclusion.py::test_page_api_and_command_agree"),
+}
+
+# Read routes no query-count test holds, and why none is needed.
+NOT_COUNTED = {
+    "login/": "Django's login form: no study data",
+    "api/schema/": "the API's description, from the code, not the database",
+    "api/docs/": "a static page that loads the schema",
+    "api/codebook-format/v1/": "the codebook file format's JSON Schema, a constant",
+    "studies/new/": "a form to create a study: reads only who asks",
+    "invite/<str:invite_token>/": "one invite by its token (an indexed row)",
+    "studies/<slug:slug>/exports/<int:job_id>/download/": "streams one finished export file",
+    "api/studies/<slug:slug>/exports/<int:job_id>/download/": "streams one finished export file",
+    "api/studies/<slug:slug>/codebooks/<int:codebook_id>/draft/": "one draft version's "
+        "questions, as the editor's pages counted in test_codebook_editor.py",
+    "api/studies/<slug:slug>/comparisons/<int:comparison_id>/": "the comparison page's figures "
+        "(counted in test_raters.py) as JSON",
+    "api/studies/<slug:slug>/methods/<int:method_id>/": "one method with its option names",
+    "metrics": "Prometheus figures from maintained counters and grouped queries, for a "
+               "scraper with a token (tests/test_probes.py holds its count)",
+}
 
 
 def request_counts(studies, client, who, method, url, warm=True):
@@ -191,7 +276,8 @@ def request_counts(studies, client, who, method, url, warm=True):
         client.force_login(person)
         held = study.held.get(person.pk)
         target = url.format(s=study.slug, held=held.pk if held else "",
-                            codebook=study.codebooks.get().pk)
+                            codebook=study.codebooks.get().pk, item=study.reviewed.pk,
+                            job=study.job.pk, token=study.token.pk)
         if warm:
             count_queries(client, method, target)  # sessions, caches, content types
         counts[key], queries = count_queries(client, method, target)
@@ -207,6 +293,37 @@ def assert_same(counts, first, second):
 @pytest.mark.parametrize("who,method,url", ENDPOINTS)
 def test_queries_do_not_grow_with_the_study(studies, client, who, method, url):
     assert_same(request_counts(studies, client, who, method, url), SMALL, LARGE)
+
+
+def route_of(url):
+    """The route text of a URL as tests/test_permission_matrix.py names its rows."""
+    route = resolve(urlsplit(url).path).route
+    return route.replace("(?P<slug>[^/.]+)", "<slug:slug>").replace("^", "").replace("$", "")
+
+
+def counts_queries(test_id):
+    """Whether the test named "path::name" exists and holds a query count."""
+    path, name = test_id.split("::")
+    source = (Path(__file__).resolve().parents[1] / path).read_text()
+    found = re.search(rf"^def {name}\(.*?(?=^def |\Z)", source, re.S | re.M)
+    return bool(found) and bool(re.search(
+        r"CaptureQueriesContext|num_queries|assertNumQueries|queries\(|page_queries\(",
+        found.group()))
+
+
+def test_every_read_route_has_a_query_count_test():
+    """A page or API route anyone may GET (its permission row lets someone in) is counted
+    here, by a test beside its feature (COUNTED_BESIDE), or says why not (NOT_COUNTED):
+    a new read route fails this until its count is held."""
+    reads = {route for route in routes() if "Y" in TABLE.get(route, {}).get("GET", "")}
+    here = {route_of(url.format(s="s", held=1, codebook=1, item=1, job=1, token=1))
+            for _, _, url in ENDPOINTS}
+    missing = reads - here - set(COUNTED_BESIDE) - set(NOT_COUNTED)
+    assert sorted(missing) == [], "read routes without a query-count test"
+    assert sorted(set(COUNTED_BESIDE) - reads) == []
+    assert sorted(set(NOT_COUNTED) - set(routes())) == [], "reasons for routes that are gone"
+    assert sorted(set(COUNTED_BESIDE) & here) == [] and sorted(set(NOT_COUNTED) & here) == []
+    assert [t for t in set(COUNTED_BESIDE.values()) if not counts_queries(t)] == []
 
 
 def test_reserving_the_next_item_does_not_grow_with_the_study(studies, client):
