@@ -135,7 +135,7 @@ def _each(names, text, line, kind, path=""):
 
 
 def _python(text, names):
-    found = []
+    found, code_lines = [], set()
     previous = tokenize.NEWLINE  # the last significant token: a string after it starts a statement
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
@@ -160,11 +160,14 @@ def _python(text, names):
         for offset, match in names.find(token.string):
             line = token.start[0] + token.string.count("\n", 0, offset)
             found += [Hit(line, match, name, kind) for name in names.of(match, match)]
+            if token.type == tokenize.NAME:
+                code_lines.add(line)
     # A dotted catalog name written as attribute access (config.algorithm.filter_groups)
-    # is tokenised into parts: read such lines again as whole text.
-    for number, line in enumerate(text.splitlines(), start=1):
-        if "." in line and any(h.line == number and h.kind == CODE for h in found):
-            code = line.split("#", 1)[0]
+    # is tokenised into parts: read the code lines naming a part again as whole text.
+    lines = text.splitlines()
+    for number in sorted(code_lines):
+        if number <= len(lines) and "." in lines[number - 1]:
+            code = lines[number - 1].split("#", 1)[0]
             found += [h for h in _each(names, code, number, CODE) if "." in h.text]
     return found
 
@@ -218,9 +221,6 @@ def _toml(text, names):
     except (tomllib.TOMLDecodeError, UnicodeError):
         return None
     return _lines(text, names, CONFIG)
-
-
-_COMMENT = re.compile(r"(?:(?<=\s)|^)(?:#|//)")
 
 
 def _lines(text, names, kind, comments=True):

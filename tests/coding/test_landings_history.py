@@ -429,3 +429,13 @@ def test_a_scan_of_another_branch_forgets_what_the_old_branch_held(repo, toyrl, 
     sha = repo.at("Clipping", "2025-06-01T12:00:00+00:00", {"a.py": "clip_ratio_high = 2\n"})
     landings.scan_framework(toyrl, repo.path, "main")
     assert Landing.objects.get(method=clip).commit == sha
+
+
+def test_a_dotted_catalog_name_is_found_as_attribute_access_and_as_a_nested_key():
+    names = landings_names.Names(["algorithm.filter_groups"])
+    py = landings_names.hits("t.py", "if config.algorithm.filter_groups:\n    pass\n"
+                             "filter_groups = 1  # not under algorithm\n", names)
+    assert [(h.line, h.text) for h in py] == [(1, "algorithm.filter_groups")]
+    nested = landings_names.hits("c.yaml", "algorithm:\n  filter_groups:\n    enable: true\n",
+                                 names)
+    assert [(h.line, h.kind) for h in nested] == [(2, "config")]
