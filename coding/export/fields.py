@@ -59,6 +59,9 @@ ITEM_FIELDS = [
     s("abstract", "Paper abstract."),
     s("authors", "Authors, joined with '; '."),
     s("affiliations", "Affiliations, joined with '; '."),
+    s("author_records", "One record per author, in order, as JSON: name (derived from the parts "
+      "when the source gives them), keyname, forenames, suffix, that author's own affiliations "
+      "(an empty list: the source names none for this author) and orcid (null when not given)."),
     s("categories", "arXiv categories, joined with '; '."),
     s("included_in", "The imported metadata's own included_in field, as the source gave it, "
       "joined with '; ' (blinded from coders); empty when inclusion comes from the method "
@@ -70,6 +73,19 @@ ITEM_FIELDS = [
     Field("merged", "boolean", "Pull request merged (blinded from coders)."),
     s("labels", "Thread labels, joined with '; ' (blinded from coders)."),
     Field("closed_at", "datetime", "When the thread was closed (blinded from coders)."),
+    s("state_reason", "Why the thread was closed (completed, not_planned, duplicate …); "
+      "withheld wherever state is."),
+    Field("merged_at", "datetime", "When the pull request was merged; withheld wherever merged is."),
+    s("head_label", "Pull request head as owner:branch."),
+    s("head_sha", "Pull request head commit."),
+    s("head_repo", "Pull request head repository (owner/name); empty when the fork was deleted."),
+    Field("head_repo_deleted", "boolean", "The pull request's head repository (its fork) was deleted."),
+    s("base_ref", "Branch the pull request targets."),
+    s("review_states", "States of the pull request's submitted reviews in time order (APPROVED, "
+      "CHANGES_REQUESTED, COMMENTED, DISMISSED), joined with '; '."),
+    Field("n_review_comments", "integer", "Review comments (on a file and line) in the thread."),
+    s("category", "Discussion category."),
+    Field("answered", "boolean", "The discussion has a chosen answer."),
     Field("n_posts", "integer", "Posts in the thread snapshot."),
     s("frameworks_landed", "Frameworks whose main branch gained an option of a method this "
       "paper is the source of, joined with '; ' (from the git histories; blinded from coders)."),
@@ -88,6 +104,10 @@ ITEM_SOURCES = {
     "categories": "categories", "included_in": "included_in", "repository": "repository",
     "number": "number", "thread_type": "thread_type", "state": "state", "merged": "merged",
     "labels": "labels", "closed_at": "closed_at", "n_posts": "posts",
+    "author_records": "author_records", "state_reason": "state_reason", "merged_at": "merged_at",
+    "head_label": "head", "head_sha": "head", "head_repo": "head", "head_repo_deleted": "head",
+    "base_ref": "base", "review_states": "posts", "n_review_comments": "posts",
+    "category": "category", "answered": "answered",
     "frameworks_landed": "included_in", "first_landing": "first_landing",
     "days_to_first_landing": "days_to_first_landing",
 }

@@ -271,7 +271,12 @@ ITEM_COLUMNS = ("pk", "document_id", "document__key", "document__kind", "documen
 # Columns of the items table straight from the snapshot's content, and those joined
 # with '; ' from a list there.
 CONTENT_AS_IS = ("title", "url", "published", "updated", "abstract", "repository", "number",
-                 "thread_type", "state", "merged", "closed_at")
+                 "thread_type", "state", "merged", "closed_at", "state_reason", "merged_at",
+                 "category", "answered")
+# Columns read from a pull request's head or base: (column, side, key).
+BRANCH_COLUMNS = (("head_label", "head", "label"), ("head_sha", "head", "sha"),
+                  ("head_repo", "head", "repo"), ("head_repo_deleted", "head", "repo_deleted"),
+                  ("base_ref", "base", "ref"))
 CONTENT_JOINED = ("authors", "affiliations", "categories", "included_in", "labels")
 
 
@@ -304,6 +309,17 @@ def items_batches(study, withheld):
             columns[name] = [joined(content.get(name)) for content in contents]
         columns["n_posts"] = [len(content["posts"]) if "posts" in content else None
                               for content in contents]
+        columns["author_records"] = [
+            json.dumps(content["author_records"], ensure_ascii=False)
+            if content.get("author_records") is not None else None for content in contents]
+        for name, side, key in BRANCH_COLUMNS:
+            columns[name] = [(content.get(side) or {}).get(key) for content in contents]
+        columns["review_states"] = [
+            joined([p.get("state") or "" for p in content["posts"] if p.get("kind") == "review"])
+            if "posts" in content else None for content in contents]
+        columns["n_review_comments"] = [
+            sum(p.get("kind") == "review_comment" for p in content["posts"])
+            if "posts" in content else None for content in contents]
         inclusion = [landed.get(document, {}) for document in documents]
         columns["frameworks_landed"] = [joined(i.get("included_in")) for i in inclusion]
         for name in ("first_landing", "days_to_first_landing"):

@@ -1,0 +1,78 @@
+"""A coder quotes evidence and reaches special answers from the keyboard, in a real browser."""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from coding.demo import DEMO_PASSWORD, DEMO_SLUG
+
+pytestmark = pytest.mark.browser
+ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "var" / "test-artifacts"))
+
+
+@pytest.fixture
+def demo(transactional_db):
+    call_command("load_demo", verbosity=0)
+
+
+@pytest.fixture
+def coding_page(demo, log_in, live_server):
+    page = log_in("coder1", DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/studies/{DEMO_SLUG}/code/")
+    page.locator("#start-coding, #coding-form").first.wait_for()
+    if page.locator("#start-coding").count():
+        page.locator("#start-coding").click()
+    page.locator("#coding-form .q.focus").wait_for()
+    return page
+
+
+def select_in_title(page, start, end):
+    """Select characters start..end of the title, cutting words as a hasty mouse does."""
+    page.evaluate("""([start, end]) => {
+        const text = document.querySelector('#item [data-field="title"]').firstChild;
+        const range = document.createRange();
+        range.setStart(text, start);
+        range.setEnd(text, end);
+        const selection = window.getSelection();
+        selection.removeAllRanges();
+        selection.addRange(range);
+    }""", [start, end])
+
+
+def test_a_quote_snaps_to_whole_words_and_is_marked_in_the_text(coding_page):
+    page = coding_page
+    title = page.locator('#item [data-field="title"]').inner_text()
+    words = re.search(r"\b([A-Za-z]{3,}) ([A-Za-z]{3,})\b", title)
+    # From the second letter of one word to the middle of the next.
+    select_in_title(page, words.start(1) + 1, words.start(2) + len(words[2]) // 2)
+    page.keyboard.press("e")
+    quote = words[0]
+    assert page.locator("ul.quotes li").first.inner_text().startswith(f"“{quote}”")
+    mark = page.locator("#item mark.quote")
+    assert mark.count() == 1 and mark.inner_text() == quote
+    # The mark's colour is its question's: the same class as the swatch beside the quote.
+    swatch = page.locator("ul.quotes li .swatch").first.get_attribute("class").split()[-1]
+    assert swatch in mark.get_attribute("class").split()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "coding-quote-marked.png"))
+    # Removing the quote removes its mark.
+    page.locator("ul.quotes li button", has_text="remove").click()
+    assert page.locator("#item mark.quote").count() == 0
+
+
+def test_alt_digit_in_a_number_box_chooses_the_special_answer(coding_page):
+    page = coding_page
+    question = page.locator(".q[data-kind=number]").first
+    box = question.locator("input.number")
+    box.click()
+    box.type("12")
+    page.keyboard.press("Alt+1")
+    assert question.locator("input[type=radio]").first.is_checked()
+    assert box.input_value() == ""
+    # A plain digit still types into the box.
+    box.click()
+    page.keyboard.press("4")
+    assert box.input_value() == "4"
