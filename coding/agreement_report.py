@@ -335,9 +335,33 @@ def dashboard(study, plan_inputs=None):
 
 
 def _book_charts(book, history):
-    questions = [{**q, "charts": _question_charts(q)} for q in book["questions"]]
+    questions = [{**q, "charts": _question_charts(q), "drift_chart": drift_chart(q)}
+                 for q in book["questions"]]
     return {**book, "questions": questions, "bars": charts.alpha_bars(book["questions"]),
-            "lines": charts.lines(history, book) if history else None}
+            "lines": charts.lines(history, book) if history else None,
+            "drift": [q for q in questions if q["drift_chart"]]}
+
+
+def drift_chart(q):
+    """Each coder's alpha against the others, batch by batch: charts.lines with coders
+    for lines and the batches' last codings for the x axis."""
+    from datetime import datetime
+
+    drift = q.get("drift")
+    if not drift or len(drift["windows"]) < 2:
+        return None
+    history = []
+    for w, window in enumerate(drift["windows"]):
+        when = datetime.fromisoformat(window["to"]) if window.get("to") else None
+        summary = {f"drift:{c['coder']}": {"value": p["alpha"]} for c in drift["coders"]
+                   for p in c["points"] if p["window"] == w and p["alpha"] is not None}
+        history.append((w + 1, when, summary))
+    fake = {"id": "drift", "questions": [{"key": c["coder"], "metric": True}
+                                         for c in drift["coders"]]}
+    chart = charts.lines(history, fake) if all(h[1] for h in history) else None
+    if chart:
+        chart["title"] = f"{q['key']}: each coder's alpha against the others, batch by batch"
+    return chart
 
 
 def _question_charts(q):

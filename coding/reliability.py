@@ -39,7 +39,7 @@ from django.utils import timezone
 
 from .codebooks import YES_NO, is_shown
 from .codings import independent_codings
-from .models import Decision, Item, Question
+from .models import Coding, Decision, Item, Question
 from .reliability_metrics import Variable, display, measure
 
 ROUNDS = (Item.Round.MAIN.value, Item.Round.CALIBRATION.value)
@@ -62,6 +62,7 @@ def study_report(study, *, n_boot=N_BOOT, seed=0, progress=None):
             groups, n_codings, last_id = _independent(study, questions)
         methods = _place_decisions(decisions.result(), groups)
     _name_adjudicators(groups)
+    _date_windows(groups)
     total = sum(len(questions[book]) for _, book in groups) or 1
     done = 0
     rounds = {}
@@ -188,6 +189,10 @@ class _Group:
         self.coder_index = position[inverse]
         for column in self.columns:
             column.finish(pks, len(self.units))
+        # Which coding gave each unit's value of each coder: the drift's time axis.
+        self.coding_ids = np.full((len(self.units), len(self.coders)), -1, dtype=np.int64)
+        self.coding_ids[self.unit_index, self.coder_index] = pks
+        self.windows = _windows(pks)
 
 
 class _Column:
@@ -328,6 +333,33 @@ def _place_decisions(by_key, groups):
                 adjudicators = np.array([p[4] for p in parts], dtype=np.int64)
                 column.adjudicator[unit_of[at[mine]]] = adjudicators[part[mine]]
     return methods
+
+
+# Drift: each coder against the others in this many batches of the round's codings, in
+# the order they were submitted (equal counts), each labelled by its dates.
+WINDOWS = 6
+SMALLEST_WINDOW = 10
+
+
+def _windows(pks):
+    """[(first coding id, last coding id)] of up to WINDOWS batches of equal count."""
+    ordered = np.sort(pks)
+    count = min(WINDOWS, len(ordered) // SMALLEST_WINDOW)
+    if count < 2:
+        return []
+    edges = np.linspace(0, len(ordered), count + 1).astype(int)
+    return [(int(ordered[a]), int(ordered[b - 1])) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _date_windows(groups):
+    """Each window's first and last submission time: one query for every boundary."""
+    ends = {pk for g in groups.values() for w in g.windows for pk in w}
+    when = dict(Coding.objects.filter(pk__in=ends).values_list("pk", "submitted_at"))
+    for group in groups.values():
+        group.windows = [{"first_id": a, "last_id": b,
+                          "from": when[a].isoformat() if a in when else None,
+                          "to": when[b].isoformat() if b in when else None}
+                         for a, b in group.windows]
 
 
 def _name_adjudicators(groups):
@@ -475,7 +507,9 @@ def _question_report(column, group, n_boot, seed):
     codes[group.unit_index, group.coder_index] = np.where(applicable, raw, -1)
     variable = Variable(level=scale.level, labels=scale.labels, codes=codes, coders=group.coders,
                         options=scale.options, decided=decided, numbers=scale.numbers,
-                        adjudicated_by=column.adjudicated_by)
+                        adjudicated_by=column.adjudicated_by,
+                        coding_ids=np.where(codes >= 0, group.coding_ids, -1),
+                        windows=group.windows)
     report["units_coded"] = int(((codes >= 0).sum(axis=1) >= 1).sum())
     return report | {"metric": scale.level, "note": scale.note} | measure(variable, n_boot, seed)
 

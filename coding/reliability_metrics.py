@@ -13,7 +13,7 @@ import numpy as np
 from . import agreement
 from . import reliability_coefficients as rc
 from .bootstrap import alpha_interval
-from .sample_size import verdict
+from .sample_size import TENTATIVE, verdict
 
 # Past this many distinct values a confusion table is too big to read.
 MAX_TABLE = 30
@@ -42,6 +42,10 @@ class Variable:
     # Per unit, who adjudicated the current decision (a coder's name), "" where the
     # decision was not adjudicated (unanimous, single, consensus) or there is none.
     adjudicated_by: np.ndarray | None = None
+    # Per unit and coder, the id of the coding that gave the value (-1 where none), and
+    # the drift's windows: [{first_id, last_id, from, to}] in submission order.
+    coding_ids: np.ndarray | None = None
+    windows: list = field(default_factory=list)
 
     @property
     def is_sets(self):
@@ -55,7 +59,9 @@ class Variable:
                        coders=[c for c, keep in zip(self.coders, columns) if keep],
                        decided=None if self.decided is None else self.decided[rows],
                        adjudicated_by=(None if self.adjudicated_by is None
-                                       else self.adjudicated_by[rows]))
+                                       else self.adjudicated_by[rows]),
+                       coding_ids=(None if self.coding_ids is None
+                                   else self.coding_ids[rows][:, columns]))
 
     def coded(self, codes=None):
         """``codes`` and the labels they index as alpha reads them at this level: numbers
@@ -101,6 +107,7 @@ def measure(variable, n_boot=1000, seed=0):
     result["confusion"] = None if v.is_sets else _table(v.labels, v.codes, _pairs)
     result["coder_pairs"] = _coder_pairs(v)
     result["against_decisions"] = _against_decisions(v)
+    result["drift"] = _drift(v, seed)
     return result
 
 
@@ -395,6 +402,70 @@ def _table(labels, codes, count):
     position[used] = np.arange(len(used))
     return {"labels": [display(labels[k]) for k in used],
             "counts": count(position[codes], len(used)).tolist()}
+
+
+# --- drift: each coder against the others, window by window --------------------------
+
+DRIFT_RESAMPLES = 200
+DRIFT_RULE = ("Each coder against the others, batch by batch: the units the coder coded in "
+              "a batch of the round's codings (equal counts, in the order submitted), with "
+              "every other coder's value of those units whenever given. A coder is flagged "
+              "where the lower bound of that alpha's 95% interval "
+              f"({DRIFT_RESAMPLES} resamples) falls below .667.")
+
+
+def _drift(v, seed):
+    """{windows, coders: [{coder, flagged, points: [{window, units, percent_agreement,
+    alpha, low, high, flag}]}]}; None without windows or coding ids."""
+    if v.coding_ids is None or not v.windows or len(v.coders) < 2:
+        return None
+    coders = []
+    for i, coder in enumerate(v.coders):
+        points = []
+        for w, window in enumerate(v.windows):
+            ids = v.coding_ids[:, i]
+            mine = (ids >= window["first_id"]) & (ids <= window["last_id"])
+            mine &= ((v.codes >= 0).sum(axis=1) >= 2)
+            if not mine.any():
+                continue
+            codes = v.codes[mine]
+            own = codes[:, i][:, None]
+            others = np.delete(codes, i, axis=1)
+            given = others >= 0
+            agreeing = ((others == own) & given).sum(axis=1) / np.maximum(given.sum(axis=1), 1)
+            alpha = _alpha_of(v, codes)
+            low = high = None
+            if alpha is not None and not v.is_sets:
+                low, high = _interval_of(v, codes, seed)
+            points.append({"window": w, "units": int(mine.sum()),
+                           "percent_agreement": float(agreeing.mean()), "alpha": alpha,
+                           "low": low, "high": high,
+                           "flag": low is not None and low < TENTATIVE})
+        coders.append({"coder": coder, "points": points,
+                       "flagged": any(p["flag"] for p in points)})
+    return {"windows": v.windows, "coders": coders, "rule": DRIFT_RULE}
+
+
+def _is_mixed(v):
+    return v.numbers is not None and np.isnan(v.numbers).any()
+
+
+def _alpha_of(v, codes):
+    scratch = {"undefined": {}}
+    if _is_mixed(v):
+        return _metric(scratch, "alpha", agreement._alpha_with_distances, codes,
+                       mixed_distances(v.numbers, v.level))
+    return _metric(scratch, "alpha", agreement._alpha_of_codes, *v.coded(codes), v.level)
+
+
+def _interval_of(v, codes, seed):
+    if _is_mixed(v):
+        ratings = np.where(codes >= 0, codes, np.nan).astype(float)
+        interval = alpha_interval(ratings, "nominal", CONFIDENCE, DRIFT_RESAMPLES, seed,
+                                  distance=mixed_distances(v.numbers, v.level))
+    else:
+        interval = alpha_interval(v.for_alpha(codes), v.level, CONFIDENCE, DRIFT_RESAMPLES, seed)
+    return tuple(None if x != x else float(x) for x in interval)
 
 
 # --- labels ------------------------------------------------------------------------

@@ -362,6 +362,26 @@ def test_a_sample_drawn_after_coding_is_described_as_drawn_with_its_plan(alpha, 
     assert f"asked for {drawn['plan']['units_needed']} units" in text
 
 
+def test_drift_flags_a_coder_whose_agreement_falls_in_later_batches(alpha, people):
+    """40 papers coded in order by cora then cyril: they agree on the first 20 and cyril
+    answers the opposite of cora on the last 20. Batches of 10 codings, in submission
+    order: cyril is flagged in the late batches and not in the early ones."""
+    papers = alpha.papers + [factories.paper_item(alpha, alpha.paper_codebook, n)
+                             for n in range(3, 40)]
+    for n, paper in enumerate(papers):
+        answer = "yes" if n % 2 else "no"
+        other = answer if n < 20 else {"yes": "no", "no": "yes"}[answer]
+        factories.code(paper, people["cora"], code_released=answer)
+        factories.code(paper, people["cyril"], code_released=other)
+    drift = question(study_report(alpha, n_boot=50), "code_released")["drift"]
+    assert len(drift["windows"]) == 6 and drift["windows"][0]["from"] <= drift["windows"][-1]["to"]
+    cyril = next(c for c in drift["coders"] if c["coder"] == "cyril")
+    assert cyril["flagged"]
+    early, late = cyril["points"][0], cyril["points"][-1]
+    assert early["percent_agreement"] == 1.0 and not early["flag"]
+    assert late["percent_agreement"] == 0.0 and late["flag"] and late["alpha"] < 0
+
+
 # --- snapshots and the job ---------------------------------------------------------------
 
 def test_agreement_is_scheduled_after_every_n_codings_and_never_computed_in_the_request(
@@ -428,6 +448,12 @@ def test_the_demo_study_report(db):
                                           if v != "rl_method")
     assert question(report, "method_named")["metric"] is None  # free text
     assert question(report, "failure_addressed")["metric"] == "masi"
+    # Drift: each coder against the others over batches of the round (the "Over time"
+    # section is never empty on the demo).
+    drift = label["drift"]
+    assert len(drift["windows"]) >= 2
+    assert {c["coder"] for c in drift["coders"]} == {"coder1", "coder2", "coder3"}
+    assert all(p["units"] > 0 for c in drift["coders"] for p in c["points"])
 
 
 def test_a_dead_workers_job_does_not_stop_later_snapshots(alpha):
