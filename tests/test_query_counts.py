@@ -259,6 +259,8 @@ NOT_COUNTED = {
     "invite/<str:invite_token>/": "one invite by its token (an indexed row)",
     "studies/<slug:slug>/exports/<int:job_id>/download/": "streams one finished export file",
     "api/studies/<slug:slug>/exports/<int:job_id>/download/": "streams one finished export file",
+    "studies/<slug:slug>/backups/<int:backup_id>/download/": "streams one finished backup file",
+    "api/studies/<slug:slug>/backups/<int:backup_id>/download/": "streams one finished backup file",
     "api/studies/<slug:slug>/codebooks/<int:codebook_id>/draft/": "one draft version's "
         "questions, as the editor's pages counted in test_codebook_editor.py",
     "api/studies/<slug:slug>/comparisons/<int:comparison_id>/": "the comparison page's figures "
