@@ -167,6 +167,13 @@ LONG_FIELDS = [
     s("status", "answered: value holds the answer; not_applicable: the question's condition "
       "was not met, value empty; missing: the question applied but was not answered, value empty.",
       categories=(ANSWERED, NOT_APPLICABLE, MISSING)),
+    s("rater_kind", "coder: a coding of the study's own coders (coder holds the pseudonym); "
+      "model, outside or person: an imported answer of a rater that is not a coder (coder holds "
+      "the rater's name; phase empty; revision counts the imports that changed it; "
+      "submitted_at is when the rater labelled it, else when it was imported). Raters never "
+      "feed reliability.", categories=("coder", "model", "outside", "person")),
+    s("rater_provenance", "For raters: the model version, the prompt or configuration hash and "
+      "the owner's account of where the labels come from; empty for coders."),
 ]
 
 DECISION_FIELDS = [

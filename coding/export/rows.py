@@ -30,7 +30,8 @@ from django.db.models.functions import Cast
 from coding.blinding import KINDS
 from coding.codebooks import is_shown
 from coding.landings import paper_inclusion
-from coding.models import Assignment, Coding, Decision, Item, Membership, Question, Role
+from coding.models import (Assignment, Coding, Decision, Item, Membership, Question,
+                           RaterCoding, Role)
 
 from .fields import ANSWERED, MISSING, NOT_APPLICABLE, UNDECIDED
 
@@ -387,6 +388,36 @@ def long_batches(study, names):
         batch.add(held, asked, names)
     if batch.size:
         yield batch.columns()
+    yield from rater_batches(study)
+
+
+def rater_batches(study):
+    """Raters' imported answers as long rows, after the codings: one row per answer, the
+    rater's name for the coder, its kind and provenance beside (design brief, rule 10)."""
+    answers = (RaterCoding.objects.filter(rater__study=study, item__deleted_at__isnull=True)
+               .order_by("item_id", "rater__name", "question_key")
+               .values_list("item_id", "item__document__key", "rater__name", "item__round",
+                            "codebook_version__number", "previous", "coded_at", "imported_at",
+                            "question_key", "value", "rater__kind", "rater__model_version",
+                            "rater__config_hash", "rater__provenance"))
+    for chunk in _chunks(answers.iterator(chunk_size=FETCH), FETCH):
+        columns = {name: [] for name in (*LONG_COMMON, "question", "value", "status",
+                                         "rater_kind", "rater_provenance")}
+        for (item_id, key, rater, round_, version, previous, coded_at, imported_at, question,
+             value, kind, model_version, config_hash, provenance) in chunk:
+            for name, cell in zip(columns, (
+                    item_id, key, rater, round_, version, len(previous) + 1, None, False,
+                    coded_at or imported_at, None, None, question,
+                    value if type(value) is str else as_text(value), ANSWERED, kind,
+                    provenance_text(model_version, config_hash, provenance))):
+                columns[name].append(cell)
+        yield Columns(columns, len(chunk))
+
+
+def provenance_text(model_version, config_hash, provenance):
+    parts = [f"version {model_version}" if model_version else "",
+             f"configuration {config_hash}" if config_hash else "", provenance]
+    return "; ".join(p for p in parts if p) or None
 
 
 class _LongRows:
@@ -440,7 +471,9 @@ class _LongRows:
     def columns(self):
         columns = {name: Repeated(values, self.counts)
                    for name, values in zip(LONG_COMMON, self.common)}
-        columns.update(question=self.questions, value=self.values, status=self.statuses)
+        columns.update(question=self.questions, value=self.values, status=self.statuses,
+                       rater_kind=Repeated(["coder"] * len(self.counts), self.counts),
+                       rater_provenance=Repeated([None] * len(self.counts), self.counts))
         return Columns(columns, self.size)
 
 

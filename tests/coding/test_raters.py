@@ -342,3 +342,23 @@ def test_upload_runs_on_the_worker_with_progress(celery_worker, people, client_f
     assert job.status == "done", job.error
     assert (job.done, job.total) == (20, 20)
     assert RaterCoding.objects.filter(rater__study=study).count() == 20
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "jsonl"])
+def test_the_export_long_table_carries_rater_answers_with_kind_and_provenance(
+        alpha, labelled, people, tmp_path, fmt):
+    from coding.dataset import data_dictionary, load
+    from coding.export.bundle import build_bundle
+
+    factories.code(alpha.papers[0], people["cora"], label="analysis")
+    path = tmp_path / f"bundle.{fmt}.zip"
+    build_bundle(alpha, path, shapes=["long"], fmt=fmt)
+    long = load(path)["long"]
+    model = long[long.rater_kind == "model"]
+    assert len(model) == 3 and set(model.coder) == {"leaky-model"}
+    assert set(model.value) == {"rl_method"} and set(model.question) == {"label"}
+    assert set(model.rater_provenance) == {"version v2026-01; prompt SECRET-PROVENANCE"}
+    coders = long[long.rater_kind == "coder"]
+    assert set(coders.coder) == {"coder_1"} and coders.rater_provenance.isna().all()
+    assert not model.independent.astype(bool).any()
+    assert "rater_kind" in json.dumps(data_dictionary(path), default=str)
