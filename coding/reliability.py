@@ -335,10 +335,11 @@ def _place_decisions(by_key, groups):
     return methods
 
 
-# Drift: each coder against the others in this many batches of the round's codings, in
-# the order they were submitted (equal counts), each labelled by its dates.
+# Drift: each coder against the others in up to this many batches of the round's codings,
+# in the order they were submitted (equal counts, at least SMALLEST_WINDOW codings each),
+# each labelled by its dates.
 WINDOWS = 6
-SMALLEST_WINDOW = 10
+SMALLEST_WINDOW = 40
 
 
 def _windows(pks):

@@ -407,11 +407,12 @@ def _table(labels, codes, count):
 # --- drift: each coder against the others, window by window --------------------------
 
 DRIFT_RESAMPLES = 200
+FLAG_UNITS = 10  # fewer units than this: too few to flag anyone on
 DRIFT_RULE = ("Each coder against the others, batch by batch: the units the coder coded in "
-              "a batch of the round's codings (equal counts, in the order submitted), with "
-              "every other coder's value of those units whenever given. A coder is flagged "
-              "where the lower bound of that alpha's 95% interval "
-              f"({DRIFT_RESAMPLES} resamples) falls below .667.")
+              "a batch of the round's codings (equal counts of at least 40, in the order "
+              "submitted), with every other coder's value of those units whenever given. A "
+              "coder is flagged where the lower bound of that alpha's 95% interval "
+              f"({DRIFT_RESAMPLES} resamples) falls below .667 on {FLAG_UNITS} or more units.")
 
 
 def _drift(v, seed):
@@ -440,7 +441,8 @@ def _drift(v, seed):
             points.append({"window": w, "units": int(mine.sum()),
                            "percent_agreement": float(agreeing.mean()), "alpha": alpha,
                            "low": low, "high": high,
-                           "flag": low is not None and low < TENTATIVE})
+                           "flag": (low is not None and low < TENTATIVE
+                                    and int(mine.sum()) >= FLAG_UNITS)})
         coders.append({"coder": coder, "points": points,
                        "flagged": any(p["flag"] for p in points)})
     return {"windows": v.windows, "coders": coders, "rule": DRIFT_RULE}

@@ -364,8 +364,8 @@ def test_a_sample_drawn_after_coding_is_described_as_drawn_with_its_plan(alpha, 
 
 def test_drift_flags_a_coder_whose_agreement_falls_in_later_batches(alpha, people):
     """40 papers coded in order by cora then cyril: they agree on the first 20 and cyril
-    answers the opposite of cora on the last 20. Batches of 10 codings, in submission
-    order: cyril is flagged in the late batches and not in the early ones."""
+    answers the opposite of cora on the last 20. Two batches of 40 codings, in submission
+    order: cyril is flagged in the late batch (20 units) and not in the early one."""
     papers = alpha.papers + [factories.paper_item(alpha, alpha.paper_codebook, n)
                              for n in range(3, 40)]
     for n, paper in enumerate(papers):
@@ -374,10 +374,11 @@ def test_drift_flags_a_coder_whose_agreement_falls_in_later_batches(alpha, peopl
         factories.code(paper, people["cora"], code_released=answer)
         factories.code(paper, people["cyril"], code_released=other)
     drift = question(study_report(alpha, n_boot=50), "code_released")["drift"]
-    assert len(drift["windows"]) == 6 and drift["windows"][0]["from"] <= drift["windows"][-1]["to"]
+    assert len(drift["windows"]) == 2 and drift["windows"][0]["from"] <= drift["windows"][-1]["to"]
     cyril = next(c for c in drift["coders"] if c["coder"] == "cyril")
     assert cyril["flagged"]
-    early, late = cyril["points"][0], cyril["points"][-1]
+    early, late = cyril["points"]
+    assert early["units"] == late["units"] == 20
     assert early["percent_agreement"] == 1.0 and not early["flag"]
     assert late["percent_agreement"] == 0.0 and late["flag"] and late["alpha"] < 0
 
