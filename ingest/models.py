@@ -101,9 +101,10 @@ class Post(models.Model):
 
     def content(self):
         # The details come after the fixed keys and never replace them; a post without
-        # any has the content (and snapshot hash) it had before details existed.
+        # any has the content (and snapshot hash) it had before details existed. A post
+        # with details has its id too, which replies name (in_reply_to, reply_to).
         return {
-            **(self.details or {}),
+            **({**self.details, "id": self.external_id} if self.details else {}),
             "kind": self.kind,
             "author": self.author,
             "author_role": self.author_role,

@@ -559,8 +559,8 @@ def _discussion_post(kind, node, what, reply_to=None):
     details = {"author_deleted": True} if deleted else {}
     if reply_to:
         details["reply_to"] = reply_to
-    if node.get("isAnswer"):
-        details["is_answer"] = True
+    if kind != "opening":  # said of every comment, so a comment's id reaches its replies
+        details["is_answer"] = bool(node.get("isAnswer"))
     edited = _optional_text(node.get("lastEditedAt"), f"{what} lastEditedAt")
     if edited:
         details["updated"] = edited

@@ -165,9 +165,11 @@ def test_saved_graphql_discussions_are_threads_with_comments_replies_and_the_ans
     assert [(p.kind, p.author) for p in posts] == [
         ("opening", "bo-testwell"), ("comment", "deleted account"), ("comment", "ada-placeholder"),
         ("comment", "ada-placeholder")]
-    assert posts[1].details == {"author_deleted": True}
-    assert posts[2].details == {"reply_to": "DC_kwDOFakeDc01", "updated": "2025-09-21T11:30:00Z"}
+    assert posts[1].details == {"author_deleted": True, "is_answer": False}
+    assert posts[2].details == {"reply_to": "DC_kwDOFakeDc01", "updated": "2025-09-21T11:30:00Z",
+                                "is_answer": False}
     assert posts[3].details == {"is_answer": True}
+    assert thread.content()["posts"][2]["reply_to"] == thread.content()["posts"][1]["id"]
 
 
 def test_a_saved_graphql_error_fails_the_import_with_githubs_message(db):
