@@ -21,13 +21,10 @@ from ..access import access_study
 from ..models import Comparison, Rater, Role
 from ..raters import add_comparison, add_rater, raters_of
 from ..views.imports import save_upload
+from .calibration import as_api_error
 
 OWNERS = {Role.OWNER}
 READERS = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
-
-
-def as_api_error(error):
-    return ValidationError(error.message_dict if hasattr(error, "error_dict") else error.messages)
 
 
 class RaterSerializer(serializers.ModelSerializer):
