@@ -10,6 +10,7 @@ from django.db import transaction
 from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_safe
 
@@ -19,7 +20,7 @@ from .. import adjudication
 from ..access import access_study
 from ..blinding import coder_view, view_for
 from ..codebooks import parse_form_answers
-from ..models import Role
+from ..models import Decision, Role
 from ..queue import rebuilding
 
 REVIEWERS = {Role.ADJUDICATOR, Role.OWNER}
@@ -69,6 +70,10 @@ def review_queue(request, slug):
         "first_query": urlencode({k: v for k, v in raw.items() if v}),
         "orders": adjudication.ORDERS, "question_choices": question_choices(study),
         "statuses": ("open", "decided", "all"),
+        # The reviewer's own day: decisions they recorded since midnight (one count).
+        "decided_today": Decision.objects.filter(
+            item__study=study, decided_by=request.user, decided_at__gte=timezone.localtime().replace(
+                hour=0, minute=0, second=0, microsecond=0)).count(),
         "query": request.GET.urlencode(),
         "rebuilding": rebuilding(study),  # after an overlap change (coding.queue.sync_targets)
     })

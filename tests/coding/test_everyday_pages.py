@@ -171,3 +171,11 @@ def test_the_pages_ask_for_a_favicon_that_exists(alpha, cora_client):
     assert href.endswith("favicon.svg")
     assert (Path(settings.BASE_DIR) / "workbench" / "static" / "workbench" / "favicon.svg").exists()
 
+
+
+def test_the_adjudicator_sees_their_decisions_of_today(split, people, client_for):
+    ada = client_for(people["ada"])
+    url = f"/studies/{split.slug}/review/"
+    assert "You recorded 0 decisions today." in ada.get(url).content.decode()
+    ada.post(f"{url}{split.papers[0].pk}/", {"d-label": json.dumps("analysis")})
+    assert "You recorded 1 decision today." in ada.get(url).content.decode()
