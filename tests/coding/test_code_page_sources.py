@@ -37,6 +37,7 @@ def test_review_comments_sit_under_their_file_and_line_with_replies_nested(pr_pa
     replies = html.index('class="replies"', first)
     assert first < replies < html.index("An empty window is valid for a zero-layer toy.")
     assert html.count("An empty window is valid") == 1  # shown once, under its parent
+    assert html.count("<code>src/lantern/echo.py</code>") == 2  # the reply repeats no place
 
 
 def test_a_deleted_fork_and_a_deleted_account_are_marked(pr_page):
