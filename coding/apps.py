@@ -7,5 +7,5 @@ class CodingConfig(AppConfig):
 
     def ready(self):
         from . import jobs  # noqa: F401  registers the job handlers
-        from . import landings, pool  # noqa: F401
+        from . import backup, landings, pool  # noqa: F401
         from .export import jobs as export_jobs  # noqa: F401

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from . import views
+from .views import backup
 from .views import inclusion
 from .views import (calibration, catalog_edit, codebook_edit, codebook_files, members, raters,
                     study_setup)
@@ -28,6 +29,9 @@ urlpatterns = [
     path("studies/<slug:slug>/export/", views.export_page, name="export"),
     path("studies/<slug:slug>/exports/<int:job_id>/download/", views.export_download,
          name="export-download"),
+    path("studies/<slug:slug>/backup/", backup.backup_start, name="backup-start"),
+    path("studies/<slug:slug>/backups/<int:backup_id>/download/", backup.backup_download,
+         name="backup-download"),
     path("studies/<slug:slug>/agreement/", views.agreement_page, name="agreement"),
     path("studies/<slug:slug>/agreement/recompute/", views.agreement_recompute,
          name="agreement-recompute"),

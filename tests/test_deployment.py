@@ -45,3 +45,25 @@ def test_the_image_is_built_from_a_dockerfile_in_the_project():
     build = COMPOSE["services"]["web"]["build"]
     context = ROOT / (build if isinstance(build, str) else build.get("context", "."))
     assert (context / "Dockerfile").is_file()
+
+
+def worker_services():
+    return {name: service for name, service in COMPOSE["services"].items()
+            if name.startswith("worker")}
+
+
+def test_every_queue_group_has_a_worker_and_every_worker_the_object_store():
+    from workbench import queues
+
+    consumed = set()
+    for name, service in worker_services().items():
+        command = service["command"].split()
+        assert command[:3] == ["celery", "-A", "workbench"] and "worker" in command
+        consumed |= set(command[command.index("-Q") + 1].split(","))
+        env = service["environment"]
+        assert {"DATABASE_URL", "REDIS_URL", "WORKBENCH_S3_BUCKET",
+                "WORKBENCH_S3_ENDPOINT_URL"} <= set(env), name
+    assert set(queues.all_queues("workbench")) <= consumed
+    assert COMPOSE["services"]["web"]["environment"]["WORKBENCH_S3_ENDPOINT_URL"].startswith(
+        "http://objects:")
+    assert "seaweedfs" in COMPOSE["services"]["objects"]["image"]

@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import inclusion
+from . import backup, inclusion
 
 from . import (agreement, calibration, catalog, catalog_edit, codebook_edit, codebook_files,
                coder, export, imports, members, raters, review, study_setup, views)
@@ -35,6 +35,9 @@ urlpatterns = router.urls + [
     path("studies/<slug:slug>/exports/", export.ExportStart.as_view(), name="api-exports"),
     path("studies/<slug:slug>/exports/<int:job_id>/download/", export.ExportDownload.as_view(),
          name="api-export-download"),
+    path("studies/<slug:slug>/backups/", backup.BackupStart.as_view(), name="api-backups"),
+    path("studies/<slug:slug>/backups/<int:backup_id>/download/",
+         backup.BackupDownload.as_view(), name="api-backup-download"),
     path("studies/<slug:slug>/agreement/", agreement.AgreementReport.as_view(),
          name="api-agreement"),
     path("studies/<slug:slug>/agreement/history/", agreement.AgreementHistory.as_view(),
