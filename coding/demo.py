@@ -134,9 +134,7 @@ def _build(rng, report):
     merged = [(item.document.metadata["framework"], truth["method_named"],
                item.document.metadata["number"])
               for item, truth in threads if truth["outcome"] == "merged"]
-    sources = [(item.document.published, item.document.key) for item, truth in papers
-               if truth["label"] == "rl_method" and truth.get("scope") == "general"]
-    build_demo_histories(study, merged, sources)
+    build_demo_histories(study, merged)
     report(total - 1, total, "framework histories scanned")
 
     coders = [users["coder1"], users["coder2"], users["coder3"]]

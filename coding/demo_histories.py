@@ -25,18 +25,16 @@ ZONES = {"verl": 8, "TRL": -7, "OpenRLHF": 8, "NeMo-RL": -8, "AReaL": 8, "ROLL":
 PEOPLE = ["Lena Arden", "Tomas Bexley", "Priya Castell", "Jun Dorran", "Amara Elstow"]
 
 
-def build_demo_histories(study, merged=(), sources=(), seed=0):
+def build_demo_histories(study, merged=(), seed=0):
     """Write and scan every framework's demo history; `merged` lists (framework, method
-    name, pull request number) of the demo's merged proposal threads, `sources` the
-    (published, arXiv id) of papers that may be a method's source. Returns the number of
-    landings found, or None when git is not installed."""
+    name, pull request number) of the demo's merged proposal threads. Returns the number
+    of landings found, or None when git is not installed."""
     if shutil.which("git") is None:
         return None
     root = settings.VAR_DIR / "demo-histories"
     prs = {(framework, method): number for framework, method, number in merged}
     rng = random.Random(seed)
     _add_predecessor_names(study)
-    _choose_sources(study, sorted(sources))
     found = 0
     for framework in study.frameworks.order_by("name"):
         commits = _history(rng, framework.name, prs)
@@ -45,23 +43,6 @@ def build_demo_histories(study, merged=(), sources=(), seed=0):
     landings.link_documents(study)
     landings.blind_inclusion(study)
     return found
-
-
-def _choose_sources(study, sources):
-    """Each tracked method's source paper: the latest candidate published by the method's
-    first public date (else the earliest left), so papers get inclusion and days to
-    landing from the scans."""
-    left = list(sources)
-    for method in study.methods.filter(source_arxiv_id="", option_names__isnull=False) \
-            .distinct().order_by("position"):
-        if not left:
-            return
-        day = landings.first_public(method)
-        before = [s for s in left if s[0].date() <= day]
-        chosen = before[-1] if before else left[0]
-        left.remove(chosen)
-        method.source_arxiv_id = chosen[1]
-        method.save(update_fields=["source_arxiv_id"])
 
 
 def _add_predecessor_names(study):

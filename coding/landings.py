@@ -66,12 +66,14 @@ def scan_framework(framework, repo, branch=None, report=None):
     # Another branch, or a rewritten one: what was found on the old history does not hold.
     reset = bool(scan.last_commit) and not since
     options = list(framework.option_names.select_related("method").order_by("pk"))
-    have = set() if reset else set(
-        OptionHit.objects.filter(option__in=options).values_list("option__name", flat=True))
+    hit = set() if reset else set(
+        OptionHit.objects.filter(option__in=options).values_list("option_id", flat=True))
     names = sorted({o.name for o in options})
+    # A name is looked for while one of its options (one per method using it) has no hit.
+    looked_for = {o.name for o in options if o.pk not in hit}
     searched = set(scan.searched_names) if since else set()
-    full = [n for n in names if n not in searched and n not in have]
-    newer = [n for n in names if n in searched and n not in have]
+    full = [n for n in names if n in looked_for and n not in searched]
+    newer = [n for n in names if n in looked_for and n in searched]
     methods = {}
     for option in options:
         methods.setdefault(option.name, set()).update(

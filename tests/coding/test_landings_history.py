@@ -341,7 +341,7 @@ def landed_catalog(study, framework, count):
 
     for n in range(count):
         made = method(study, framework, f"Method {n}", f"old_{n}", f"new_{n}")
-        for k, option in enumerate(made.option_names.all()):
+        for k, option in enumerate(made.option_names.order_by("pk")):
             when = datetime(2025, 4, 1, 12, tzinfo=UTC) + timedelta(days=n + 30 * k)
             OptionHit.objects.create(
                 option=option, commit=f"{n:02d}{k}" * 10, authored_at=when, author_offset=-420,
@@ -379,7 +379,7 @@ def test_catalog_and_framework_pages_take_the_same_queries_for_3_and_12_methods(
         assert response.status_code == 200
         counts.append(len(queries))
         body = response.content.decode()
-        assert f"Method {size - 1}" in body and "new_0" in body
+        assert f"Method {size - 1}" in body and "old_0" in body
     assert counts[0] == counts[1]
 
 
