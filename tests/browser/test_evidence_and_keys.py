@@ -76,3 +76,17 @@ def test_alt_digit_in_a_number_box_chooses_the_special_answer(coding_page):
     box.click()
     page.keyboard.press("4")
     assert box.input_value() == "4"
+
+
+def test_the_import_form_shows_only_the_chosen_formats_fields(demo, log_in, live_server):
+    page = log_in("owner", DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/studies/{DEMO_SLUG}/import/")
+    page.locator("select[name=format]").select_option("github")
+    assert page.locator("input[name=repository]").is_visible()
+    assert not page.locator("textarea[name=mapping]").is_visible()
+    assert not page.locator("input[name=file]").is_visible()
+    page.locator("select[name=format]").select_option("csv_file")
+    assert page.locator("textarea[name=mapping]").is_visible()
+    assert page.locator("input[name=file]").is_visible()
+    assert not page.locator("input[name=repository]").is_visible()
+    page.screenshot(path=str(ARTIFACTS / "import-csv.png"), full_page=True)
