@@ -221,7 +221,8 @@ def test_the_analysis_in_the_docs_runs_on_an_exported_demo_bundle(db, tmp_path, 
     exec(code, {"BUNDLE": str(bundle)})
     printed = capsys.readouterr().out
     assert "code_released" in printed and "Fisher's exact p = " in printed
-    assert printed.split("odds ratio")[1].strip() in doc  # the figures shown in the doc
+    # The figures the doc shows come from a study built to known counts, on which
+    # tests/coding/test_inclusion.py runs the same recipe and compares every line.
 
 
 # --- revisions: what is current and independent is the newest, found while streaming ---

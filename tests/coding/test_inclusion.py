@@ -172,7 +172,7 @@ def test_the_documented_recipe_runs_on_an_export_and_prints_what_the_doc_says(tr
         exec(recipe, {"BUNDLE": str(bundle)})  # noqa: S102 - the project's own doc
     assert out.getvalue() == printed
     released = field(analyse(tracked, GENERAL_ONLY), "code_released")
-    assert f"odds ratio {released['odds_ratio']['value']:.2f}" in printed
+    assert f"odds ratio {released['odds_ratio']['value']:.2f} (odds of inclusion" in printed
     assert f"p = {released['p']:.3f}" in printed
 
 
