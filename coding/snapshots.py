@@ -29,8 +29,7 @@ def snapshot_every():
 def schedule_agreement(study):
     """Enqueue the agreement job if it is due; the job, or None. Cheap: see the module."""
     every = snapshot_every()
-    # The bounded count first: between snapshots it settles the question in one query.
-    if new_codings(study, limit=every) < every or waiting_job(study) is not None:
+    if waiting_job(study) is not None or new_codings(study, limit=every) < every:
         return None
     if jobs.runs_in_process():
         # Tasks run in-process in this mode, so sending the job now would compute the

@@ -408,19 +408,6 @@ def test_scheduling_costs_the_coder_two_small_queries(alpha, django_assert_max_n
         snapshots.schedule_agreement(alpha)
 
 
-def test_between_snapshots_scheduling_costs_one_query(alpha, people, settings,
-                                                      django_assert_num_queries):
-    settings.AGREEMENT_SNAPSHOT_EVERY = 3
-    factories.code(alpha.papers[0], people["cora"])
-    with django_assert_num_queries(1):
-        assert snapshots.schedule_agreement(alpha) is None  # 1 new coding of 3
-    factories.code(alpha.papers[0], people["cyril"])
-    factories.code(alpha.papers[1], people["cora"])
-    assert snapshots.schedule_agreement(alpha) is not None  # due, none waiting: queued
-    with django_assert_num_queries(2):  # due, and the queued job is found
-        assert snapshots.schedule_agreement(alpha) is None
-
-
 def test_a_snapshot_job_delivered_twice_adds_no_second_snapshot(alpha, people):
     factories.code(alpha.papers[0], people["cora"])
     factories.code(alpha.papers[0], people["cyril"])
