@@ -17,8 +17,7 @@ def background_work_delayed():
     return broker.work_is_delayed()
 
 
-# Counters that jobs report, as people read them; any other name reads with its
-# underscores as spaces.
+# Counters that jobs report, as people read them; any other name as it is.
 COUNTER_LABELS = {
     "read": gettext_lazy("Records read"), "added": gettext_lazy("Added"),
     "updated": gettext_lazy("Updated"), "unchanged": gettext_lazy("Unchanged"),
@@ -31,14 +30,14 @@ COUNTER_LABELS = {
 
 @register.filter
 def counter_label(name):
-    return COUNTER_LABELS.get(name) or str(name).replace("_", " ").capitalize()
+    return COUNTER_LABELS.get(name) or str(name)  # a name we do not know, as it is
 
 
 @register.filter
 def job_label(kind):
     """A job's kind as people read it: "Import into a study", not import_to_study."""
     label = jobs.KIND_LABELS.get(kind)
-    return _(label) if label else str(kind).replace("_", " ").capitalize()
+    return _(label) if label else str(kind)  # a kind we do not know, as it is
 
 
 @register.filter
