@@ -144,6 +144,17 @@ def is_shown(question, values):
     return answer in wanted
 
 
+def number_shown(questions, values):
+    """Number the questions among those shown for these answers, as the coding page and the
+    codebook preview show them: a hidden conditional question takes no number (code.js
+    renumbers as answers show and hide questions)."""
+    number = 0
+    for question in questions:
+        question.shown = is_shown(question, values)
+        number += question.shown
+        question.number = number if question.shown else ""
+
+
 def check_values(version, values, complete=True):
     """Return the answers cleaned against the version, or raise ValidationError.
 

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_POST, require_http_methods, req
 from .. import adjudication, queue
 from ..access import access_assignment, access_study
 from ..blinding import coder_view
-from ..codebooks import is_shown, parse_form_answers
+from ..codebooks import number_shown, parse_form_answers
 from ..codings import NotHeld, latest_coding, phase_for, save_draft, submit
 from ..models import Assignment, Role
 from ..names import named_groups, namer
@@ -239,13 +239,8 @@ def form_questions(version, form, errors):
     from `form["values"]`, its errors and its quotes."""
     questions = list(version.questions.prefetch_related("options"))
     values = form.get("values", {})
-    number = 0
+    number_shown(questions, values)
     for question in questions:
-        # Numbered among the questions shown: a hidden conditional one takes no number
-        # (code.js renumbers as answers show and hide them).
-        question.shown = is_shown(question, values)
-        number += question.shown
-        question.number = number if question.shown else ""
         question.show_if_json = json.dumps(question.show_if) if question.show_if else ""
         question.option_values = [o.value for o in question.options.all()]
         question.answer = values.get(question.key)

@@ -29,6 +29,7 @@ from ..codebook_editing import (
     publish_draft, revision, save_spec, start_draft, version_diff,
 )
 from ..codebook_spec import spec_of, validate
+from ..codebooks import number_shown
 from ..models import Assignment, Codebook, Question, Role
 
 TOKEN = re.compile(r"[a-z0-9]{1,12}")
@@ -251,6 +252,7 @@ def preview_questions(spec):
             show_if=condition, show_if_json=json.dumps(condition) if condition else "",
             options=options, option_values=[o.value for o in options],
             answer=None, answers=[None], errors=[], quotes=[]))
+    number_shown(found, {})
     return found
 
 
