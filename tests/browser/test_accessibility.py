@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from coding.demo import DEMO_PASSWORD, DEMO_SLUG
+from coding.models import Assignment
 
 pytestmark = pytest.mark.browser
 
@@ -108,8 +109,12 @@ def test_a_chinese_reader_sees_chinese_chrome_and_the_codebook_as_written(demo, 
     page.locator("#coding-form .q.focus").wait_for()
     assert page.locator("html").get_attribute("lang") == "zh-hans"
     assert "提交并继续" in page.locator("#submit-button").inner_text()
-    # The codebook's own words are the study's, untranslated.
-    assert "What does the paper mainly contribute?" in page.locator("#coding-form").inner_text()
+    # The codebook's own words are the study's, untranslated (whichever item the queue gave:
+    # a paper or a thread, each with its own codebook).
+    assignment = Assignment.objects.select_related("item__codebook").get(
+        pk=int(page.url.rstrip("/").rsplit("/", 1)[1]))
+    first_question = assignment.item.codebook.current_version().questions.first()
+    assert first_question.text in page.locator("#coding-form").inner_text()
     page.screenshot(path=str(ARTIFACTS / "coding-page-zh-hans.png"))
     # The switcher takes the reader back to English and remembers it.
     page.get_by_role("button", name="English").click()
