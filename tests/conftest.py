@@ -146,8 +146,9 @@ def _wait_for_worker(worker, attempts=60):
     raise RuntimeError("celery worker did not answer a ping")
 
 
-def wait_for_job(job, attempts=240):
-    """Poll a job row until it finishes (bounded; not a timing assertion)."""
+def wait_for_job(job, attempts=1200):
+    """Poll a job row until it finishes (bounded at 5 min, a give-up point for a loaded
+    machine; not a timing assertion)."""
     for _ in range(attempts):
         job.refresh_from_db()
         if job.finished:

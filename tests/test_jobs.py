@@ -12,7 +12,7 @@ from workbench.models import Job
 @pytest.mark.worker
 def test_demo_load_runs_on_the_worker_and_reports_progress(transactional_db, celery_worker):
     job = jobs.enqueue("load_demo")
-    wait_for_job(job, attempts=720)  # the demo also writes and scans seven git histories
+    wait_for_job(job, attempts=2400)  # the demo also writes and scans seven git histories
     assert job.status == Job.Status.DONE, job.error
     assert job.done == job.total and job.total > 200
     assert job.result == {"study": DEMO_SLUG, "created": True}
