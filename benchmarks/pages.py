@@ -1,6 +1,8 @@
 """Pages and lists at 1k, 10k and 100k items, over HTTP, as an owner and an adjudicator.
 
     .venv/bin/python benchmarks/pages.py [--sizes 1000,10000,100000] [--requests 20] [--keep]
+    .venv/bin/python benchmarks/pages.py --build-only      # build and keep the studies, time nothing
+    .venv/bin/python benchmarks/pages.py --reuse           # time the kept studies (kept again)
 
 Target (design brief, "Scale this design is for"; issue 13): pages and API lists p95
 under 300 ms at 100,000 items on PostgreSQL; a paged page costs at most 3x more at 100k
@@ -11,7 +13,9 @@ other pages (home, study, queue, review item, agreement) to the p95 target only.
 
 The data. A scratch database of its own (benchmarks/scratch.py: `<name>_pages_bench`
 beside DATABASE_URL's database, default postgres://postgres@127.0.0.1:5432/workbench;
-created and migrated here, dropped at the end unless --keep). For each size, one study
+created and migrated here, dropped at the end unless --keep; --reuse measures the studies
+a --keep or --build-only run left, so a timed run in a quiet window need not build them,
+and builds only a size it lacks). For each size, one study
 with its own owner, adjudicator and 3 coders (so a size's home page lists only its own
 study), the preset paper codebook (coding.presets.PAPER_CODEBOOK through
 coding.codebooks.create_codebook), overlap 2 on every item, written with COPY (the rows
@@ -40,7 +44,7 @@ autovacuum would have done by the time a study holds this much.
 
 The servers, started once, on 127.0.0.1 only (a free port, never 8000): gunicorn
 (`workbench.wsgi`, 2 sync workers) and a Celery worker (solo pool, on
-redis://127.0.0.1:6379/13, a queue of its own, WORKBENCH_QUEUE=pages-bench-<pid>), with
+REDIS_URL or redis://127.0.0.1:6379/13, a queue of its own, WORKBENCH_QUEUE=pages-bench-<pid>), with
 DATABASE_URL at the scratch database, a fresh DJANGO_SECRET_KEY and WORKBENCH_VAR_DIR in
 a temporary folder.
 
@@ -110,7 +114,8 @@ from benchmarks.scratch import drop_scratch_database, use_scratch_database  # no
 
 HOST = "127.0.0.1"
 FORBIDDEN_PORT = 8000
-REDIS_URL = "redis://127.0.0.1:6379/13"
+# The worker's broker: REDIS_URL when set (on this machine only), else database 13.
+REDIS_URL = os.environ.get("REDIS_URL", "").strip() or "redis://127.0.0.1:6379/13"
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/workbench"
 MAX_ITEMS, MAX_REQUESTS, REQUEST_TIMEOUT, JOB_TIMEOUT = 200_000, 100, 300, 600
 PASSWORD = "pages-bench-synthetic-password"
@@ -142,7 +147,17 @@ def parse_arguments():
     parser.add_argument("--workers", type=int, default=2, help="gunicorn sync workers (default 2)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the scratch database (and the server logs)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="measure the studies a --keep run left (a size without one is "
+                             "built); the database is kept again")
+    parser.add_argument("--build-only", action="store_true",
+                        help="build (or with --reuse, complete) the studies and stop before "
+                             "timing anything; implies --keep")
     args = parser.parse_args()
+    if args.build_only:
+        args.keep = True
+    if args.reuse:
+        args.keep = True
     try:
         args.sizes = sorted({int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()})
     except ValueError:
@@ -161,6 +176,8 @@ def parse_arguments():
         parser.error("this benchmark needs DATABASE_URL=postgres://… (PostgreSQL)")
     if not is_loopback(database.hostname):
         parser.error(f"DATABASE_URL must point at this machine, not {database.hostname}")
+    if not is_loopback(urlsplit(REDIS_URL).hostname):
+        parser.error(f"REDIS_URL must point at this machine, not {REDIS_URL}")
     return args
 
 
@@ -1097,7 +1114,7 @@ def main(args):
         os.environ["DJANGO_SECRET_KEY"] = secrets.token_urlsafe(40)
     failures, servers, scratch, status, keep_logs = Failures(), None, None, 1, True
     try:
-        scratch = use_scratch_database("pages")
+        scratch = use_scratch_database("pages", reuse=args.reuse)
         import django
 
         django.setup()
@@ -1128,43 +1145,31 @@ def main(args):
         runs, loads, all_notes = {}, {}, {}
         for size in args.sizes:
             say(f"\n== {size:,} items ==")
-            start = time.perf_counter()
-            built = build_study(size, password, rng)
-            say(f"  built in {time.perf_counter() - start:.1f} s: {built.complete:,} complete "
-                f"items "
-                f"({built.disagreeing:,} disagreeing, {built.adjudicated:,} of them adjudicated), "
-                f"{built.partial:,} with one coding, {built.codings:,} codings, "
-                f"{built.decisions:,} decisions")
-            check_settled(built)
-            rebuild(servers, built.study.slug)
-            if size == args.sizes[0]:
-                check_disagreements(built)
-            start = time.perf_counter()
-            vacuum_analyze()
-            say(f"  VACUUM ANALYZE in {time.perf_counter() - start:.1f} s")
+            built = kept_study(size) if args.reuse else None
+            if built is None:
+                start = time.perf_counter()
+                built = build_study(size, password, rng)
+                say(f"  built in {time.perf_counter() - start:.1f} s: {built.complete:,} "
+                    f"complete items ({built.disagreeing:,} disagreeing, {built.adjudicated:,} "
+                    f"of them adjudicated), {built.partial:,} with one coding, "
+                    f"{built.codings:,} codings, {built.decisions:,} decisions")
+                check_settled(built)
+                rebuild(servers, built.study.slug)
+                if size == args.sizes[0]:
+                    check_disagreements(built)
+                start = time.perf_counter()
+                vacuum_analyze()
+                say(f"  VACUUM ANALYZE in {time.perf_counter() - start:.1f} s")
+            if args.build_only:
+                continue
             loads[size] = [load_average(), None]
             runs[size], all_notes[size] = measure(servers, built, args, failures)
             loads[size][1] = load_average()
-        for size in args.sizes:
-            for note in all_notes[size]:
-                say(f"  {size_label(size)} {note}")
-            for name, result in runs[size].items():
-                if result.note:
-                    say(f"  {size_label(size)} {name}: {result.note}")
-        verdicts = report(args, args.sizes, runs, loads)
-        say("\nReference: GET /login/ without a session is a template and the middleware, no "
-            "study; GET /api/studies/S/ adds the session, DRF and the study and role lookups. "
-            "What a page costs beyond them is its own work.")
-        say("\nTargets:")
-        for ok, line in verdicts:
-            say(f"  [{'pass' if ok else 'FAIL'}] {line}")
-        if failures.lines:
-            say("\nFailures:")
-            for line in failures.lines:
-                say(f"  {line}")
-            for name, log in (("gunicorn", servers.gunicorn_log), ("worker", servers.worker_log)):
-                for block in tracebacks(log):
-                    say(f"\n--- from the {name} log ---\n{block}")
+        if args.build_only:
+            say("\nbuilt; nothing timed (--build-only)")
+            verdicts = []
+        else:
+            verdicts = summarise(args, runs, loads, all_notes, failures, servers)
         keep_logs = bool(failures.lines) or args.keep
         status = 0 if all(ok for ok, _ in verdicts) and not failures.lines else 1
     except KeyboardInterrupt:
@@ -1187,6 +1192,48 @@ def main(args):
         else:
             shutil.rmtree(temp, ignore_errors=True)
     return status
+
+
+def kept_study(size):
+    """The study of `size` items a --keep run left, as Built (its counts not recounted), or
+    None. The people are found by the names build_study gives them."""
+    from coding.models import Item, Study
+
+    slug = f"pages-{size_label(size)}"
+    study = Study.objects.filter(slug=slug).first()
+    if study is None:
+        return None
+    items = Item.objects.filter(study=study).count()
+    if items != size:
+        raise RuntimeError(f"the kept study {slug} has {items:,} items, not {size:,}: run "
+                           f"without --reuse to build it again")
+    say(f"  reused the kept study {slug} ({items:,} items; built by an earlier --keep run)")
+    return Built(study, f"{slug}-owner", f"{slug}-adjudicator", size)
+
+
+def summarise(args, runs, loads, all_notes, failures, servers):
+    """Print the notes, the table, the targets and any failures; return the verdicts."""
+    for size in args.sizes:
+        for note in all_notes[size]:
+            say(f"  {size_label(size)} {note}")
+        for name, result in runs[size].items():
+            if result.note:
+                say(f"  {size_label(size)} {name}: {result.note}")
+    verdicts = report(args, args.sizes, runs, loads)
+    say("\nReference: GET /login/ without a session is a template and the middleware, no "
+        "study; GET /api/studies/S/ adds the session, DRF and the study and role lookups. "
+        "What a page costs beyond them is its own work.")
+    say("\nTargets:")
+    for ok, line in verdicts:
+        say(f"  [{'pass' if ok else 'FAIL'}] {line}")
+    if failures.lines:
+        say("\nFailures:")
+        for line in failures.lines:
+            say(f"  {line}")
+        for name, log in (("gunicorn", servers.gunicorn_log), ("worker", servers.worker_log)):
+            for block in tracebacks(log):
+                say(f"\n--- from the {name} log ---\n{block}")
+    return verdicts
 
 
 def describe_tree():
