@@ -70,8 +70,11 @@ def new_codings(study, limit=None):
     """
     last = (AgreementSnapshot.objects.filter(study=study).order_by("-last_coding_id")
             .values("last_coding_id")[:1])
+    # No ORDER BY: Coding's default ordering (assignment, revision) would make the bounded
+    # count sort every new coding first (1.2 s on a 1M-item study) for rows it only counts.
     rows = Coding.objects.filter(pk__gt=Coalesce(Subquery(last), Value(0)),
-                                 phase=Coding.Phase.INDEPENDENT, assignment__item__study=study)
+                                 phase=Coding.Phase.INDEPENDENT,
+                                 assignment__item__study=study).order_by()
     return rows[:limit].count() if limit else rows.count()
 
 
