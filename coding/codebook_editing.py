@@ -18,6 +18,7 @@ import json
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from . import audit, queue
 from .codebook_diff import diff, summary_line
@@ -26,10 +27,12 @@ from .codebooks import check_answer, draft_new_version, questions_with_options
 from .models import Assignment, Codebook, CodebookVersion
 
 SWITCH, RELEASE = "switch", "release"
+# In English for the API and commands; the publish page shows them translated.
 OPEN_ASSIGNMENTS = {
-    SWITCH: "Coders continue on the new version; answers in their drafts to questions "
-            "that no longer exist (or no longer accept them) are dropped.",
-    RELEASE: "Their items go back to the pool; the next coder starts on the new version.",
+    SWITCH: gettext_noop("Coders continue on the new version; answers in their drafts to "
+                         "questions that no longer exist (or no longer accept them) are dropped."),
+    RELEASE: gettext_noop("Their items go back to the pool; the next coder starts on the new "
+                          "version."),
 }
 NOTE_MAX_CHARS = 5_000
 

@@ -20,6 +20,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, gettext_noop, ngettext, pgettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ..access import access_study
@@ -31,6 +33,7 @@ from ..codebook_editing import (
 from ..codebook_spec import spec_of, validate
 from ..codebooks import number_shown
 from ..models import Assignment, Codebook, Question, Role
+from ..templatetags.codebook_diff import APPLIES_WORDS, KIND_WORDS, LEVEL_WORDS
 
 TOKEN = re.compile(r"[a-z0-9]{1,12}")
 WITH_OPTIONS = {"single", "multiple", "number"}
@@ -207,9 +210,16 @@ def cards(spec, tokens, errors):
 
 
 # An option's fields as its row names them.
-OPTION_WORDS = {"value": "Value", "label": "Label", "shortcut": "Key", "exclusive": "Alone",
-                "definition": "Definition", "examples": "Example",
-                "counter_examples": "Counter-example"}
+OPTION_WORDS = {"value": gettext_lazy("Value"), "label": gettext_lazy("Label"),
+                "shortcut": pgettext_lazy("keyboard key", "Key"), "exclusive": gettext_lazy("Alone"),
+                "definition": gettext_lazy("Definition"), "examples": gettext_lazy("Example"),
+                "counter_examples": gettext_lazy("Counter-example")}
+
+# What codebook_editor.js writes on the page, in the reader's language (sent as JSON).
+JS_STRINGS = (
+    gettext_noop("Saving…"), gettext_noop("Unsaved changes"),
+    gettext_noop("Not sent: the server did not answer. Your edits are still in the form."),
+    gettext_noop("Save the draft first: publishing takes the saved draft."))
 
 
 def _option_messages(errors):
@@ -221,12 +231,13 @@ def _answers_of(parent, ticked):
     if parent is None:
         return []
     if parent.get("kind") == "yes_no":
-        choices = [("yes", "Yes"), ("no", "No")]
+        choices = [("yes", _("Yes")), ("no", _("No"))]
     else:
         choices = [(o.get("value"), o.get("label") or o.get("value"))
                    for o in parent.get("options") or [] if o.get("value")]
     known = {value for value, _ in choices}
-    choices += [(value, f"{value} (no longer an answer)") for value in ticked if value not in known]
+    choices += [(value, _("%(value)s (no longer an answer)") % {"value": value})
+                for value in ticked if value not in known]
     return [SimpleNamespace(value=v, label=label, ticked=v in ticked) for v, label in choices]
 
 
@@ -280,7 +291,8 @@ def codebook_list(request, slug):
         except InvalidSpec as invalid:
             errors, status = invalid.as_dict(), 400
         else:
-            messages.success(request, f"{codebook.name} made: add its questions, then publish v1.")
+            messages.success(request, _("%(name)s made: add its questions, then publish v1.")
+                             % {"name": codebook.name})
             return redirect("codebook-edit", slug=slug, codebook_id=codebook.pk)
     codebooks = list(study.codebooks.prefetch_related("versions").order_by("name", "pk"))
     for codebook in codebooks:
@@ -290,7 +302,8 @@ def codebook_list(request, slug):
         codebook.published = [v for v in codebook.version_list if v.is_published]
     return render(request, "coding/codebook_list.html", {
         "study": study, "codebooks": codebooks, "is_owner": is_owner, "form": form,
-        "errors": errors, "applies_to": Codebook.AppliesTo.choices,
+        "errors": errors,
+        "applies_to": [(value, APPLIES_WORDS[value]) for value in Codebook.AppliesTo.values],
     }, status=status)
 
 
@@ -298,11 +311,12 @@ def codebook_list(request, slug):
 @require_POST
 def codebook_start_draft(request, slug, codebook_id):
     """Start editing: the codebook's draft, made from its newest version if needed."""
-    _, codebook = access_codebook(request.user, slug, codebook_id, roles=OWNERS)
+    codebook = access_codebook(request.user, slug, codebook_id, roles=OWNERS)[1]
     draft, made = start_draft(codebook, request.user)
     if made:
-        messages.success(request, f"Draft v{draft.number} started from v{draft.number - 1}; "
-                                  f"coders keep v{draft.number - 1} until you publish.")
+        messages.success(request, _("Draft v%(number)s started from v%(previous)s; coders keep "
+                                    "v%(previous)s until you publish.")
+                         % {"number": draft.number, "previous": draft.number - 1})
     return redirect("codebook-edit", slug=slug, codebook_id=codebook.pk)
 
 
@@ -335,7 +349,7 @@ def codebook_edit(request, slug, codebook_id):
                 context["saved"] = draft
                 base = revision(spec_of(draft))
                 if not request.htmx:
-                    messages.success(request, f"Draft v{draft.number} saved.")
+                    messages.success(request, _("Draft v%(number)s saved.") % {"number": draft.number})
                     return redirect("codebook-edit", slug=slug, codebook_id=codebook.pk)
         else:
             context["focus"] = apply_op(op, spec, tokens)
@@ -346,8 +360,10 @@ def codebook_edit(request, slug, codebook_id):
     context["base"] = base
     rows, general = cards(spec, tokens, errors)
     context.update(spec=spec, rows=rows, general_errors=general, errors=errors,
-                   preview=preview_questions(spec), kinds=Question.Kind.choices,
-                   levels=Question.Level.choices)
+                   preview=preview_questions(spec),
+                   kinds=[(value, KIND_WORDS[value]) for value in Question.Kind.values],
+                   levels=[(value, LEVEL_WORDS[value]) for value in Question.Level.values],
+                   js_strings={text: _(text) for text in JS_STRINGS})
     if request.htmx:
         # htmx swaps only 2xx answers: the errors come back as a form to show, with 200.
         return render(request, "coding/codebook_editor_form.html", context)
@@ -358,8 +374,8 @@ def codebook_edit(request, slug, codebook_id):
 @require_POST
 def codebook_preview(request, slug, codebook_id):
     """The coding page's question widgets for the form as it stands (nothing is saved)."""
-    _, codebook = access_codebook(request.user, slug, codebook_id, roles=OWNERS)
-    spec, _ = parse_form(request.POST)
+    codebook = access_codebook(request.user, slug, codebook_id, roles=OWNERS)[1]
+    spec = parse_form(request.POST)[0]
     return render(request, "coding/codebook_preview.html",
                   {"preview": preview_questions(spec)})
 
@@ -370,7 +386,7 @@ def codebook_publish(request, slug, codebook_id):
     study, codebook = access_codebook(request.user, slug, codebook_id, roles=OWNERS)
     draft = draft_of(codebook)
     if draft is None:
-        raise Http404(f"{codebook.name} has no draft to publish.")
+        raise Http404(_("%(name)s has no draft to publish.") % {"name": codebook.name})
     form = {"note": "", "open_assignments": "switch"}
     errors, status = {}, 200
     if request.method == "POST":
@@ -399,17 +415,21 @@ def codebook_publish(request, slug, codebook_id):
         "spec_errors": spec_errors, "diff": changes, "empty_diff": is_empty(changes),
         "open_count": Assignment.objects.filter(item__codebook=codebook,
                                                 status=Assignment.Status.ACTIVE).count(),
-        "choices": OPEN_ASSIGNMENTS,
+        "choices": {value: _(text) for value, text in OPEN_ASSIGNMENTS.items()},
     }, status=status)
 
 
 def published_message(version, counts):
-    done = f"v{version.number} published: new codings answer it."
+    done = _("v%(number)s published: new codings answer it.") % {"number": version.number}
     if counts["released"]:
-        done += f" {counts['released']} open item{'s' * (counts['released'] != 1)} went back to the pool."
+        done += " " + ngettext("%(count)s open item went back to the pool.",
+                               "%(count)s open items went back to the pool.",
+                               counts["released"]) % {"count": counts["released"]}
     if counts["drafts_pruned"]:
-        done += (f" {counts['drafts_pruned']} coder draft{'s' * (counts['drafts_pruned'] != 1)} "
-                 "dropped answers the new version no longer has.")
+        done += " " + ngettext(
+            "%(count)s coder draft dropped answers the new version no longer has.",
+            "%(count)s coder drafts dropped answers the new version no longer has.",
+            counts["drafts_pruned"]) % {"count": counts["drafts_pruned"]}
     return done
 
 

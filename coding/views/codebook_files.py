@@ -10,6 +10,8 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.utils.http import content_disposition_header
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_safe
 
 from ..access import access_study
@@ -41,38 +43,44 @@ def file_response(version, fmt):
 @require_safe
 def codebook_file(request, slug, codebook_id, number, fmt):
     if fmt not in FORMATS:
-        raise Http404("No such format.")
+        raise Http404(_("No such format."))
     return file_response(access_version(request.user, slug, codebook_id, number), fmt)
 
 
 class CodebookImportForm(forms.Form):
-    file = forms.FileField(label="Codebook file", help_text=(
-        f"JSON or YAML in the workbench's codebook format, or a REFI-QDA codebook (.qdc) "
-        f"exported from ATLAS.ti, MAXQDA or NVivo; at most {MAX_FILE_BYTES / 1e6:g} MB."))
-    format = forms.ChoiceField(required=False, label="Format", choices=[
-        ("", "Tell from the file name (.json, .yaml, .qdc)")] + list(FILE_KINDS.items()))
-    target = forms.ChoiceField(label="Import as")
-    name = forms.CharField(required=False, max_length=200, label="Name (optional)", help_text=(
+    file = forms.FileField(label=gettext_lazy("Codebook file"))
+    format = forms.ChoiceField(required=False, label=gettext_lazy("Format"), choices=[
+        ("", gettext_lazy("Tell from the file name (.json, .yaml, .qdc)"))]
+        + list(FILE_KINDS.items()))
+    target = forms.ChoiceField(label=gettext_lazy("Import as"))
+    name = forms.CharField(required=False, max_length=200, label=gettext_lazy("Name (optional)"),
+                           help_text=gettext_lazy(
         "A new codebook takes the name in the file (a .qdc file has none: its file name); "
         "give one here to use another. An existing codebook keeps its name unless you give "
         "one."))
     applies_to = forms.ChoiceField(
-        choices=[("paper", "Papers"), ("thread", "Threads (issues and pull requests)")],
-        initial="paper", label="A new codebook from a .qdc file codes",
-        help_text="A .qdc file does not say; JSON and YAML files do.")
+        choices=[("paper", gettext_lazy("Papers")),
+                 ("thread", gettext_lazy("Threads (issues and pull requests)"))],
+        initial="paper", label=gettext_lazy("A new codebook from a .qdc file codes"),
+        help_text=gettext_lazy("A .qdc file does not say; JSON and YAML files do."))
     # Set by the "Check only" button: everything is checked, nothing written.
     dry_run = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, study, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        choices = [("new", "A new codebook (draft v1, published only when you publish it)")]
+        self.fields["file"].help_text = _(
+            "JSON or YAML in the workbench's codebook format, or a REFI-QDA codebook (.qdc) "
+            "exported from ATLAS.ti, MAXQDA or NVivo; at most %(megabytes)s MB."
+        ) % {"megabytes": f"{MAX_FILE_BYTES / 1e6:g}"}
+        choices = [("new", _("A new codebook (draft v1, published only when you publish it)"))]
         for codebook in study.codebooks.prefetch_related("versions").order_by("name"):
             latest = max(codebook.versions.all(), key=lambda v: v.number, default=None)
             if latest is not None and not latest.is_published:
-                what = f"{codebook.name}: replace the questions of its draft v{latest.number}"
+                what = _("%(name)s: replace the questions of its draft v%(number)s") % {
+                    "name": codebook.name, "number": latest.number}
             else:
-                what = (f"{codebook.name}: a new draft version "
-                        f"v{latest.number + 1 if latest else 1}")
+                what = _("%(name)s: a new draft version v%(number)s") % {
+                    "name": codebook.name, "number": latest.number + 1 if latest else 1}
             choices.append((str(codebook.pk), what))
         self.fields["target"].choices = choices
         self.codebooks = {str(c.pk): c for c in study.codebooks.all()}
@@ -96,9 +104,9 @@ def codebook_import(request, slug):
             problems = error.errors
         else:
             if not result["dry_run"]:
-                messages.success(request, f"Imported {result['codebook']} "
-                                          f"v{result['version']} as a draft: review it, "
-                                          "then publish it.")
+                messages.success(request, _("Imported %(name)s v%(number)s as a draft: review "
+                                            "it, then publish it.")
+                                 % {"name": result["codebook"], "number": result["version"]})
                 return redirect("codebook-version", study.slug, result["codebook_id"],
                                 result["version"])
     return render(request, "coding/codebook_import.html", {

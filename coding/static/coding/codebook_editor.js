@@ -8,6 +8,9 @@
   if (!form) return;
   const preview = document.getElementById("preview");
   let dirty = false;
+  // The editor's words in the reader's language (coding.views.codebook_edit.JS_STRINGS).
+  const strings = JSON.parse((document.getElementById("js-strings") || {}).textContent || "{}");
+  const gettext = (text) => strings[text] || text;
 
   // Structural actions are submit buttons named "op"; htmx sends the one clicked.
   function redraw() { document.getElementById("refresh-button").click(); }
@@ -120,7 +123,7 @@
   document.body.addEventListener("htmx:beforeRequest", (event) => {
     const button = event.detail.requestConfig && event.detail.requestConfig.triggeringEvent &&
       event.detail.requestConfig.triggeringEvent.submitter;
-    if (event.detail.elt === form && button && button.value === "save") status("Saving…");
+    if (event.detail.elt === form && button && button.value === "save") status(gettext("Saving…"));
   });
   document.body.addEventListener("htmx:afterSwap", (event) => {
     if (event.detail.target === form) {
@@ -140,17 +143,17 @@
     }
     applyConditions();
   });
-  document.body.addEventListener("htmx:sendError", () => status("Not sent: the server did not answer. Your edits are still in the form."));
+  document.body.addEventListener("htmx:sendError", () => status(gettext("Not sent: the server did not answer. Your edits are still in the form.")));
 
   function status(text) {
     const element = document.getElementById("dirty-status");
-    if (element) element.textContent = text || (dirty ? "Unsaved changes" : "");
+    if (element) element.textContent = text || (dirty ? gettext("Unsaved changes") : "");
   }
 
   form.addEventListener("click", (event) => {
     if (event.target.id !== "publish-link" || !dirty) return;
     event.preventDefault();
-    status("Save the draft first: publishing takes the saved draft.");
+    status(gettext("Save the draft first: publishing takes the saved draft."));
     document.getElementById("save-button").focus();
   });
   window.addEventListener("beforeunload", (event) => { if (dirty) event.preventDefault(); });
