@@ -15,6 +15,8 @@ nothing is half done, and every change is audited in its own transaction.
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop, ngettext
 
 from .audit import record
 from .codebooks import check_values, shown_key
@@ -27,9 +29,16 @@ SUBMITTED, SKIPPED, ACTIVE, RELEASED = (
 # Items named in one request to add, and the pool picker's page.
 MAX_ITEMS_PER_CHANGE = 500
 PAGE = 25
-# Why an item that someone started cannot change round, by the assignment's status.
-STARTED = {SUBMITTED: "coded by {n} coder{s}", ACTIVE: "held by {n} coder{s} right now",
-           SKIPPED: "skipped by {n} coder{s}"}
+
+
+def started_words(status, n):
+    """Why an item that someone started cannot change round, by the assignment's status."""
+    if status == ACTIVE:
+        return ngettext("held by %(n)s coder right now", "held by %(n)s coders right now",
+                        n) % {"n": n}
+    if status == SKIPPED:
+        return ngettext("skipped by %(n)s coder", "skipped by %(n)s coders", n) % {"n": n}
+    return ngettext("coded by %(n)s coder", "coded by %(n)s coders", n) % {"n": n}
 
 
 def started_assignments():
@@ -60,7 +69,7 @@ def access_calibration_item(study, item_id):
     item = (Item.objects.alive().filter(study=study, round=CALIBRATION, pk=item_id)
             .select_related("document", "snapshot", "codebook").first())
     if item is None:
-        raise Http404("No such calibration item in this study.")
+        raise Http404(_("No such calibration item in this study."))
     item.study = study
     return item
 
@@ -145,17 +154,27 @@ def _result(study, membership, total, finished, compared):
     }
 
 
-# What each status means for the coder's queue (coding.queue.coder_round).
+# What each status means for the coder's queue (coding.queue.coder_round); in English
+# for the API, translated on the page.
 STATUSES = {
-    "no_calibration": "no calibration items: codes the main round",
-    "not_started": "has not coded a calibration item yet",
-    "in_progress": "coding the calibration items",
-    "passed": "passed: codes the main round",
-    "waived": "waived: codes the main round after the calibration items, whatever the score",
-    "below_threshold": "below the threshold: gets no main items until you waive calibration "
-                       "or lower the threshold",
-    "not_scored": "finished, but no answer could be compared (no reference answers): gets no "
-                  "main items until you enter reference answers or waive calibration",
+    "no_calibration": gettext_noop("no calibration items: codes the main round"),
+    "not_started": gettext_noop("has not coded a calibration item yet"),
+    "in_progress": gettext_noop("coding the calibration items"),
+    "passed": gettext_noop("passed: codes the main round"),
+    "waived": gettext_noop("waived: codes the main round after the calibration items, "
+                           "whatever the score"),
+    "below_threshold": gettext_noop("below the threshold: gets no main items until you waive "
+                                    "calibration or lower the threshold"),
+    "not_scored": gettext_noop("finished, but no answer could be compared (no reference "
+                               "answers): gets no main items until you enter reference answers "
+                               "or waive calibration"),
+}
+# Each status in a word or two, as the page's status column shows it.
+STATUS_WORDS = {
+    "no_calibration": gettext_noop("no calibration"), "not_started": gettext_noop("not started"),
+    "in_progress": gettext_noop("in progress"), "passed": gettext_noop("passed"),
+    "waived": gettext_noop("waived"), "below_threshold": gettext_noop("below threshold"),
+    "not_scored": gettext_noop("not scored"),
 }
 
 
@@ -180,7 +199,7 @@ def _why_started(items):
     for item_id, status_, n in (started_assignments().filter(item__in=items)
                                 .values_list("item", "status").order_by("status")
                                 .annotate(n=Count("pk"))):
-        why.setdefault(item_id, []).append(STARTED[status_].format(n=n, s="s" if n > 1 else ""))
+        why.setdefault(item_id, []).append(started_words(status_, n))
     return {item_id: ", ".join(reasons) for item_id, reasons in why.items()}
 
 
@@ -190,14 +209,15 @@ def add_items(study, actor, *, ids=(), keys=()):
     document key: all of them, or none (ValidationError naming each one refused).
     Returns {"added": [document keys], "already": [document keys already in calibration]}."""
     ids, keys = list(dict.fromkeys(ids)), list(dict.fromkeys(keys))
-    unreadable = {shown_key(k): "not a document key" for k in keys
+    unreadable = {shown_key(k): _("not a document key") for k in keys
                   if not isinstance(k, str) or "\x00" in k or len(k) > 300}
     if unreadable:
         raise ValidationError(unreadable)
     if not ids and not keys:
-        raise ValidationError({"items": "name at least one item, by id or document key"})
+        raise ValidationError({"items": _("name at least one item, by id or document key")})
     if len(ids) + len(keys) > MAX_ITEMS_PER_CHANGE:
-        raise ValidationError({"items": f"at most {MAX_ITEMS_PER_CHANGE} items at once"})
+        raise ValidationError({"items": _("at most %(count)s items at once")
+                               % {"count": MAX_ITEMS_PER_CHANGE}})
     # Locked in a fixed order: a coder's next_item skips a locked item, and one that
     # reserved it first is seen by the check below (it runs after the lock is ours).
     found = list(Item.objects.alive().filter(study=study)
@@ -205,14 +225,14 @@ def add_items(study, actor, *, ids=(), keys=()):
                  .select_related("document").select_for_update(of=("self",)).order_by("pk"))
     errors = {}
     for item_id in set(ids) - {i.pk for i in found}:
-        errors[str(item_id)] = "no such item in this study's pool"
+        errors[str(item_id)] = _("no such item in this study's pool")
     for key in set(keys) - {i.document.key for i in found}:
-        errors[key] = "no such document in this study's pool"
+        errors[key] = _("no such document in this study's pool")
     moving = [i for i in found if i.round == MAIN]
     for item_id, why in _why_started(moving).items():
         item = next(i for i in moving if i.pk == item_id)
-        errors[item.document.key] = (f"{why} in the main round; only an item nobody has "
-                                     "coded can move to calibration")
+        errors[item.document.key] = _("%(why)s in the main round; only an item nobody has "
+                                      "coded can move to calibration") % {"why": why}
     if errors:
         raise ValidationError(dict(sorted(errors.items())))
     # Calibration items are coded by every coder: no target (coding.queue.new_item_fields).
@@ -230,11 +250,11 @@ def remove_item(study, item, actor):
     item = Item.objects.select_for_update(of=("self",)).select_related("document").get(pk=item.pk)
     key = item.document.key
     if item.round != CALIBRATION or item.deleted_at is not None:
-        raise ValidationError({key: "not a calibration item"})
+        raise ValidationError({key: _("not a calibration item")})
     why = _why_started([item]).get(item.pk)
     if why:
-        raise ValidationError({key: f"{why} in calibration; its codings count toward their "
-                                    "scores, so it stays"})
+        raise ValidationError({key: _("%(why)s in calibration; its codings count toward their "
+                                      "scores, so it stays") % {"why": why}})
     target = study.overlap if item.in_reliability_sample else 1
     Item.objects.filter(pk=item.pk).update(round=MAIN, target=target, reference_values=None)
     record(actor, study, "calibration.remove", key, reference=item.reference_values)
@@ -248,14 +268,14 @@ def set_reference(item, values, actor):
     locked = (Item.objects.select_for_update(of=("self",)).filter(pk=item.pk)
               .values("round", "deleted_at", "reference_values").first())
     if not locked or locked["round"] != CALIBRATION or locked["deleted_at"] is not None:
-        raise ValidationError({"item": "only a calibration item has reference answers"})
+        raise ValidationError({"item": _("only a calibration item has reference answers")})
     version = item.codebook.current_version()
     if version is None:
-        raise ValidationError({"item": "its codebook has no published version to answer"})
+        raise ValidationError({"item": _("its codebook has no published version to answer")})
     cleaned = check_values(version, values, complete=True)
     if not cleaned:
-        raise ValidationError({"values": "answer at least one question: an empty reference "
-                                         "compares nothing"})
+        raise ValidationError({"values": _("answer at least one question: an empty reference "
+                                           "compares nothing")})
     before = locked["reference_values"]
     Item.objects.filter(pk=item.pk).update(reference_values=cleaned)
     item.reference_values = cleaned
@@ -267,9 +287,10 @@ def set_reference(item, values, actor):
 def check_threshold(value):
     """The threshold as a share from 0 to 1, or ValidationError({"threshold": …})."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise ValidationError({"threshold": "give a number from 0 to 1, e.g. 0.8 for 80%"})
+        raise ValidationError({"threshold": _("give a number from 0 to 1, e.g. 0.8 for 80%")})
     if not 0 <= value <= 1:
-        raise ValidationError({"threshold": f"{value} is not between 0 and 1 (0% to 100%)"})
+        raise ValidationError({"threshold": _("%(value)s is not between 0 and 1 (0%% to 100%%)")
+                               % {"value": value}})
     return float(value)
 
 
@@ -291,7 +312,7 @@ def change(study, actor, *, threshold=None, waived=None):
             user__username__in=names).select_related("user")}
         for name in waived:
             if name not in memberships:
-                errors[f"waived.{shown_key(name)}"] = "not a coder of this study"
+                errors[f"waived.{shown_key(name)}"] = _("not a coder of this study")
     if errors:
         raise ValidationError(errors)
     if threshold is not None and threshold != study.calibration_threshold:

@@ -10,6 +10,8 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods
 
 from .. import calibration
@@ -24,10 +26,10 @@ OWNERS = {Role.OWNER}
 
 class ThresholdForm(forms.Form):
     percent = forms.FloatField(
-        label="Pass threshold (%)", min_value=0, max_value=100,
+        label=gettext_lazy("Pass threshold (%)"), min_value=0, max_value=100,
         widget=forms.NumberInput(attrs={"step": "any", "class": "percent"}),
-        help_text="Share of a coder's calibration answers that must match the reference "
-                  "before they get main-round items.")
+        help_text=gettext_lazy("Share of a coder's calibration answers that must match the "
+                               "reference before they get main-round items."))
 
 
 def errors_of(error):
@@ -65,31 +67,37 @@ def act(request, study, action, threshold_form):
         ids = [int(v) for v in data.getlist("item") if v.isdigit()]
         keys = data.get("keys", "").replace(",", " ").split()
         added = calibration.add_items(study, request.user, ids=ids, keys=keys)
-        return (f"Added {len(added['added'])} item{'s' if len(added['added']) != 1 else ''} "
-                f"to calibration." + (f" Already there: {', '.join(added['already'])}."
-                                      if added["already"] else ""))
+        done = ngettext("Added %(count)s item to calibration.",
+                        "Added %(count)s items to calibration.",
+                        len(added["added"])) % {"count": len(added["added"])}
+        if added["already"]:
+            done += " " + _("Already there: %(keys)s.") % {"keys": ", ".join(added["already"])}
+        return done
     if action == "remove":
         item = calibration.access_calibration_item(study, as_id(data.get("item")))
         calibration.remove_item(study, item, request.user)
-        return f"{item.document.key} is back in the main round."
+        return _("%(key)s is back in the main round.") % {"key": item.document.key}
     if action == "threshold":
         if not threshold_form.is_valid():
             raise ValidationError({field: list(messages_) for field, messages_
                                    in threshold_form.errors.items()})
         calibration.change(study, request.user,
                            threshold=threshold_form.cleaned_data["percent"] / 100)
-        return f"Pass threshold set to {threshold_form.cleaned_data['percent']:g}%."
+        return _("Pass threshold set to %(percent)s%%.") % {
+            "percent": f"{threshold_form.cleaned_data['percent']:g}"}
     if action == "waive":
         name, waive = data.get("coder", ""), data.get("waived") == "1"
         calibration.change(study, request.user, waived={name: waive})
-        return (f"{name} goes on to the main round after the calibration items, whatever "
-                "the score." if waive else f"{name} must pass calibration again.")
-    raise ValidationError({"action": "choose add, remove, threshold or waive"})
+        if waive:
+            return _("%(name)s goes on to the main round after the calibration items, whatever "
+                     "the score.") % {"name": name}
+        return _("%(name)s must pass calibration again.") % {"name": name}
+    raise ValidationError({"action": _("choose add, remove, threshold or waive")})
 
 
 def as_id(value):
     if not (value or "").isdigit():
-        raise ValidationError({"item": "name the item by its id"})
+        raise ValidationError({"item": _("name the item by its id")})
     return int(value)
 
 
@@ -110,7 +118,8 @@ def page_context(request, study, threshold_form, errors):
     results = calibration.results(study)
     for row in results:
         row["score_percent"] = None if row["score"] is None else f"{row['score'] * 100:.0f}"
-        row["status_text"] = calibration.STATUSES[row["status"]]
+        row["status_text"] = _(calibration.STATUSES[row["status"]])
+        row["status_words"] = _(calibration.STATUS_WORDS[row["status"]])
     return {
         "study": study, "items": items, "candidates": candidates, "next_after": next_after,
         "search": search, "after": after, "results": results, "errors": errors,
@@ -140,7 +149,8 @@ def reference_page(request, slug, item_id):
         except ValidationError as error:
             errors = as_errors(error)
         else:
-            messages.success(request, f"Reference answer saved for {item.document.key}.")
+            messages.success(request, _("Reference answer saved for %(key)s.")
+                             % {"key": item.document.key})
             return redirect(after_reference(study, item))
     questions = form_questions(version, {"values": values}, errors)
     content = item.snapshot.content
