@@ -19,6 +19,8 @@ from datetime import datetime, timezone as dt_timezone
 from django.db import transaction
 from django.db.models import Prefetch
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from ingest.models import Document
 from workbench.jobs import job_handler
@@ -58,7 +60,7 @@ def scan_framework(framework, repo, branch=None, report=None):
     only in the commits after it; a name with its hit found is not looked for again."""
     branch = branch or framework.main_branch
     tip = head(repo, branch)
-    scan, _ = FrameworkScan.objects.get_or_create(framework=framework,
+    scan, _made = FrameworkScan.objects.get_or_create(framework=framework,
                                                   defaults={"branch": branch})
     since = scan.last_commit if scan.branch == branch else ""
     if since and not _is_ancestor(repo, since, tip):
@@ -146,7 +148,7 @@ def _record_hit(option, found, mention):
         "path": found.path[:500], "line_number": found.line_number, "line": found.line[:500],
         "kind": found.kind, "variant": found.variant[:200], "files_changed": found.files_changed,
         "renamed": found.renamed, "rename_reason": found.rename_reason[:300], "mention": mention}
-    hit, _ = OptionHit.objects.update_or_create(option=option, defaults=fields)
+    hit, _made = OptionHit.objects.update_or_create(option=option, defaults=fields)
     return hit
 
 
@@ -186,24 +188,35 @@ def hit_payload(hit):
             "mention": hit.mention}
 
 
+# Where a scan found a name (landings_names: code, config, comment, docstring), as pages say it.
+HIT_KIND_WORDS = {"code": gettext_lazy("code"), "config": gettext_lazy("config"),
+                  "comment": gettext_lazy("comment"), "docstring": gettext_lazy("docstring")}
+
+
 def scan_warnings(scan):
     """What the last scan could not read or did not count, one sentence each."""
     if scan is None:
         return []
     warnings = []
     if scan.partial_clone:
-        warnings.append("The clone is partial (made with --filter): blobs it does not hold "
-                        "were skipped, not fetched.")
+        warnings.append(_("The clone is partial (made with --filter): blobs it does not hold "
+                          "were skipped, not fetched."))
     if scan.missing_blobs:
         paths = ", ".join(f"{path} ({n})" for path, n in scan.missing_paths[:10])
         more = len(scan.missing_paths) - 10
-        warnings.append(f"{scan.missing_blobs} blob{'s' if scan.missing_blobs != 1 else ''} "
-                        f"could not be read, so changes to them were not seen: {paths}"
-                        + (f" and {more} more paths" if more > 0 else "") + ".")
+        if more > 0:
+            paths = _("%(paths)s and %(more)s more paths") % {"paths": paths, "more": more}
+        warnings.append(ngettext(
+            "%(count)s blob could not be read, so changes to them were not seen: %(paths)s.",
+            "%(count)s blobs could not be read, so changes to them were not seen: %(paths)s.",
+            scan.missing_blobs) % {"count": scan.missing_blobs, "paths": paths})
     for name, mention in sorted(scan.mentions.items()):
-        warnings.append(f"{name} appears in a {mention['kind']} ({mention['path']} line "
-                        f"{mention['line_number']}, {mention['committed_on']}, commit "
-                        f"{mention['commit'][:10]}) but not yet in code: no landing.")
+        warnings.append(_(
+            "%(name)s appears in a %(kind)s (%(path)s line %(line)s, %(day)s, commit "
+            "%(commit)s) but not yet in code: no landing.") % {
+            "name": name, "kind": HIT_KIND_WORDS.get(mention["kind"], mention["kind"]),
+            "path": mention["path"], "line": mention["line_number"],
+            "day": mention["committed_on"], "commit": mention["commit"][:10]})
     return warnings
 
 

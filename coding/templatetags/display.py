@@ -3,6 +3,7 @@ from datetime import datetime
 from django import template
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 register = template.Library()
 
@@ -20,6 +21,17 @@ def isotime(value, with_time=True):
 @register.filter
 def isodate(value):
     return isotime(value, with_time=False)
+
+
+# How a decision was reached (Decision.Method), as a reader says it; the key stays in exports.
+DECISION_METHOD_WORDS = {
+    "unanimous": gettext_lazy("unanimous"), "single": gettext_lazy("single coder"),
+    "consensus": gettext_lazy("consensus"), "adjudicated": gettext_lazy("adjudicated")}
+
+
+@register.filter
+def decision_method_words(method):
+    return DECISION_METHOD_WORDS.get(method, method)
 
 
 @register.filter

@@ -4,6 +4,8 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_safe
 
 from workbench import jobs
@@ -20,17 +22,20 @@ SEES_INCLUSION = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
 def access_catalog(user, slug):
     study = access_study(user, slug, roles=SEES_INCLUSION)
     if hides_inclusion(study, study.my_roles):
-        raise PermissionDenied("This study hides framework inclusion from your role; its owner "
-                               "can let adjudicators and viewers see blinded fields in Settings.")
+        raise PermissionDenied(_("This study hides framework inclusion from your role; its "
+                                 "owner can let adjudicators and viewers see blinded fields in "
+                                 "Settings."))
     return study
 
 
 class ScanForm(forms.Form):
-    repo = forms.CharField(label="Clone in the server's import folder", max_length=500,
-                           help_text="A folder name under WORKBENCH_IMPORT_DIR, where an "
-                                     "administrator cloned the framework.")
-    branch = forms.CharField(max_length=100, required=False,
-                             help_text="Leave empty for the framework's default branch.")
+    repo = forms.CharField(label=gettext_lazy("Clone in the server's import folder"),
+                           max_length=500, help_text=gettext_lazy(
+                               "A folder name under WORKBENCH_IMPORT_DIR, where an "
+                               "administrator cloned the framework."))
+    branch = forms.CharField(max_length=100, required=False, label=gettext_lazy("Branch"),
+                             help_text=gettext_lazy("Leave empty for the framework's default "
+                                                    "branch."))
 
     def clean_branch(self):
         branch = self.cleaned_data["branch"]
@@ -57,7 +62,7 @@ def framework_page(request, slug, framework_id):
     framework = get_object_or_404(study.frameworks, pk=framework_id)
     is_owner = Role.OWNER in study.my_roles
     if request.method == "POST" and not is_owner:
-        raise PermissionDenied("Only the study's owners start history scans.")
+        raise PermissionDenied(_("Only the study's owners start history scans."))
     form = ScanForm(request.POST or None) if is_owner else None
     if request.method == "POST" and is_owner and form.is_valid():
         try:

@@ -13,6 +13,8 @@ from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from .. import catalog_edit
@@ -27,19 +29,19 @@ def access_catalog_editor(user, slug):
     inclusion: coding.blinding decides)."""
     study = access_study(user, slug, roles={Role.OWNER})
     if hides_inclusion(study, study.my_roles):
-        raise PermissionDenied("Your roles in this study may not see framework inclusion.")
+        raise PermissionDenied(_("Your roles in this study may not see framework inclusion."))
     return study
 
 
 class MethodForm(forms.Form):
-    name = forms.CharField(required=False)
-    first_public = forms.CharField(required=False, label="First public",
-                                   help_text="YYYY-MM-DD, or YYYY-MM, or YYYY")
-    source_arxiv_id = forms.CharField(required=False, label="Source arXiv id",
-                                      help_text="e.g. 2503.14476; may be empty")
-    failure_addressed = forms.CharField(required=False, label="Failure addressed")
-    position = forms.CharField(required=False, label="Order",
-                               help_text="Methods are listed by this number")
+    name = forms.CharField(required=False, label=gettext_lazy("Name"))
+    first_public = forms.CharField(required=False, label=gettext_lazy("First public"),
+                                   help_text=gettext_lazy("YYYY-MM-DD, or YYYY-MM, or YYYY"))
+    source_arxiv_id = forms.CharField(required=False, label=gettext_lazy("Source arXiv id"),
+                                      help_text=gettext_lazy("e.g. 2503.14476; may be empty"))
+    failure_addressed = forms.CharField(required=False, label=gettext_lazy("Failure addressed"))
+    position = forms.CharField(required=False, label=gettext_lazy("Order"),
+                               help_text=gettext_lazy("Methods are listed by this number"))
 
     def __init__(self, *args, frameworks=(), names=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -72,10 +74,12 @@ class MethodForm(forms.Form):
 
 
 class FrameworkForm(forms.Form):
-    name = forms.CharField(required=False)
-    repository = forms.CharField(required=False, help_text="owner/name on GitHub")
-    main_branch = forms.CharField(required=False, label="Default branch", initial="main",
-                                  help_text="The branch whose history is scanned")
+    name = forms.CharField(required=False, label=gettext_lazy("Name"))
+    repository = forms.CharField(required=False, label=gettext_lazy("Repository"),
+                                 help_text=gettext_lazy("owner/name on GitHub"))
+    main_branch = forms.CharField(required=False, label=gettext_lazy("Default branch"),
+                                  initial="main",
+                                  help_text=gettext_lazy("The branch whose history is scanned"))
 
     def add_errors(self, error):
         for field, messages_ in error.message_dict.items():
@@ -113,32 +117,38 @@ def handle(request, study, methods, frameworks, state):
             form.is_valid()
             saved = catalog_edit.save_method_and_names(
                 study, user, form.fields_sent(), form.names_by_framework(), method, confirm)
-            return _done(request, study, f"{saved.name} {'saved' if method else 'added'}.",
-                         "methods")
+            return _done(request, study, saved_words(saved.name, method), "methods")
         if action == "remove-method":
             state["editing_method"] = method
             catalog_edit.remove_method(method, user, confirm)
-            return _done(request, study, f"{method.name} removed.", "methods")
+            return _done(request, study, _("%(name)s removed.") % {"name": method.name},
+                         "methods")
         if action in ("add-framework", "edit-framework"):
             form = FrameworkForm(data)
             state["framework_form"], state["editing_framework"] = form, framework
             form.is_valid()
             sent = {name: value for name, value in form.cleaned_data.items() if name in data}
             saved = catalog_edit.save_framework(study, user, sent, framework)
-            return _done(request, study, f"{saved.name} {'saved' if framework else 'added'}.",
-                         "frameworks")
+            return _done(request, study, saved_words(saved.name, framework), "frameworks")
         if action == "remove-framework":
             state["editing_framework"] = framework
             catalog_edit.remove_framework(framework, user, confirm)
-            return _done(request, study, f"{framework.name} removed.", "frameworks")
+            return _done(request, study, _("%(name)s removed.") % {"name": framework.name},
+                         "frameworks")
     except ValidationError as error:
         (state["method_form"] or state["framework_form"]).add_errors(error)
         return None
     except catalog_edit.NeedsConfirmation as needed:
         state["confirm"] = {"action": action, "removes": needed.removes, "data": data}
         return None
-    messages.error(request, "Nothing was changed: the form sent no action this page knows.")
+    messages.error(request, _("Nothing was changed: the form sent no action this page knows."))
     return redirect("catalog-edit", slug=study.slug)
+
+
+def saved_words(name, existing):
+    if existing:
+        return _("%(name)s saved.") % {"name": name}
+    return _("%(name)s added.") % {"name": name}
 
 
 def _pick(objects, pk):
@@ -146,7 +156,7 @@ def _pick(objects, pk):
     so an id from another study is never touched."""
     found = next((o for o in objects if str(o.pk) == str(pk)), None)
     if found is None:
-        raise Http404("No such method or framework in this study.")
+        raise Http404(_("No such method or framework in this study."))
     return found
 
 

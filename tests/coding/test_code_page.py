@@ -215,4 +215,4 @@ def test_owner_queue_page_draws_a_sample(alpha, people, client_for):
     assert page.status_code == 200 and "Median seconds per item" in page.content.decode()
     response = olive.post(f"/studies/{alpha.slug}/queue/", {"share": "0.34", "seed": "1"},
                           follow=True)
-    assert "Drew a reliability sample of 1 items" in response.content.decode()
+    assert "Drew a reliability sample of 1 item." in response.content.decode()
