@@ -6,6 +6,8 @@ procedure, and a block ready to paste into a paper.
 """
 
 from django import forms
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from . import charts, sample_size, snapshots
 from .models import Item, Question, Role, StoredDisagreement
@@ -335,33 +337,63 @@ def dashboard(study, plan_inputs=None):
 
 
 def _book_charts(book, history):
-    questions = [{**q, "charts": _question_charts(q), "drift_chart": drift_chart(q)}
+    questions = [{**q, "charts": _question_charts(q), "drift_chart": drift_chart(q, "drift"),
+                  "calendar_chart": drift_chart(q, "drift_calendar")}
                  for q in book["questions"]]
     return {**book, "questions": questions, "bars": charts.alpha_bars(book["questions"]),
             "lines": charts.lines(history, book) if history else None,
-            "drift": [q for q in questions if q["drift_chart"]]}
+            "drift": [_drift_section(questions, "drift", "drift_chart"),
+                      _drift_section(questions, "drift_calendar", "calendar_chart")]}
 
 
-def drift_chart(q):
-    """Each coder's alpha against the others, batch by batch: charts.lines with coders
-    for lines and the batches' last codings for the x axis."""
-    from datetime import datetime
+def _drift_section(questions, kind, chart):
+    """One drift table and its charts on the page: the questions with this kind of drift."""
+    shown = [{"key": q["key"], "drift": q[kind], "chart": q[chart]}
+             for q in questions if q[chart]]
+    first = shown[0]["drift"] if shown else {}
+    return {"kind": "batch" if kind == "drift" else "calendar", "questions": shown,
+            "windows": first.get("windows", []), "rule": first.get("rule", ""),
+            "unit": CALENDAR_UNIT_NAMES.get(first.get("unit"), "")}
 
-    drift = q.get("drift")
+
+def drift_chart(q, kind="drift"):
+    """Each coder's alpha against the others, window by window (`kind`: "drift", batches
+    of codings, or "drift_calendar", days, weeks or months): charts.lines with coders
+    for lines, the windows for the x axis and each flagged point marked."""
+    drift = q.get(kind)
     if not drift or len(drift["windows"]) < 2:
         return None
+    windows = drift["windows"]
     history = []
-    for w, window in enumerate(drift["windows"]):
-        when = datetime.fromisoformat(window["to"]) if window.get("to") else None
-        summary = {f"drift:{c['coder']}": {"value": p["alpha"]} for c in drift["coders"]
-                   for p in c["points"] if p["window"] == w and p["alpha"] is not None}
-        history.append((w + 1, when, summary))
+    for w, window in enumerate(windows):
+        summary = {f"drift:{c['coder']}": {"value": p["alpha"], "flag": p["flag"]}
+                   for c in drift["coders"] for p in c["points"]
+                   if p["window"] == w and p["alpha"] is not None}
+        history.append((w + 1, window, summary))
     fake = {"id": "drift", "questions": [{"key": c["coder"], "metric": True}
                                          for c in drift["coders"]]}
-    chart = charts.lines(history, fake) if all(h[1] for h in history) else None
+    if kind == "drift":
+        axis = {"caption": _("batch of codings (each point: the units a coder coded in it)"),
+                "tick": lambda n: _("batch %(n)s") % {"n": n},
+                "point": lambda n, w: _("in batch %(n)s (to %(to)s)") % {
+                    "n": n, "to": (w.get("to") or "")[:10]}}
+        title = _("%(key)s: each coder's alpha against the others, batch by batch")
+    else:
+        axis = {"caption": _("%(unit)s starting (each point: the units a coder coded in it)")
+                % {"unit": CALENDAR_UNIT_NAMES[drift["unit"]]},
+                "tick": lambda n: windows[n - 1]["from"],
+                "point": lambda n, w: _("from %(start)s to %(end)s") % {
+                    "start": w["from"], "end": w["to"]}}
+        title = _("%(key)s: each coder's alpha against the others, %(unit)s by %(unit)s")
+    chart = charts.lines(history, fake, axis)
     if chart:
-        chart["title"] = f"{q['key']}: each coder's alpha against the others, batch by batch"
+        chart["title"] = title % {"key": q["key"], "unit": CALENDAR_UNIT_NAMES.get(
+            drift.get("unit"), "")}
     return chart
+
+
+CALENDAR_UNIT_NAMES = {"day": gettext_lazy("day"), "week": gettext_lazy("week"),
+                       "month": gettext_lazy("month")}
 
 
 def _question_charts(q):

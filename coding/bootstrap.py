@@ -49,6 +49,47 @@ def alpha_interval(ratings, level="nominal", confidence=0.95, n_boot=1000, seed=
     return float(low), float(high)
 
 
+def subset_intervals(codes, labels, level, subsets, confidence=0.95, n_boot=1000, seed=0,
+                     distance=None):
+    """[(alpha, low, high)] of the units each boolean mask of ``subsets`` picks from
+    ``codes`` (encoded as ``agreement._alpha_of_codes`` takes them: codes index ``labels``,
+    -1 where missing), NaN where undefined. The drift's windows: the units' patterns and
+    their contributions to the coincidence matrix are found once for every subset; a
+    subset is then its count of units per pattern (its alpha) and ``n_boot`` multinomial
+    draws from those counts (its interval), seeded alike for each subset. The same alpha
+    and the same distribution of resamples as alpha_interval on the subset alone."""
+    codes = np.asarray(codes, dtype=np.int64)
+    pairable = (codes >= 0).sum(axis=1) >= 2
+    nothing = (float("nan"),) * 3
+    if not pairable.any():
+        return [nothing for _ in subsets]
+    if distance is None:
+        coded = agreement._coded_for_level(agreement._Coded(codes[pairable], list(labels)),
+                                           level, list(labels))
+    else:
+        coded = agreement._Coded(codes[pairable], list(range(len(distance))))
+    patterns = _Patterns(coded, "nominal" if distance is not None else level)
+    if distance is not None:
+        patterns.distance = np.asarray(distance, dtype=float)
+    tail = (1 - confidence) / 2
+    found = []
+    for mask in subsets:
+        counts = np.bincount(patterns.inverse[np.asarray(mask)[pairable]],
+                             minlength=len(patterns.counts))
+        n = int(counts.sum())
+        if n == 0:
+            found.append(nothing)
+            continue
+        alpha = float(patterns.alphas(counts[None, :])[0])
+        draws = np.random.default_rng(seed).multinomial(n, counts / n, size=n_boot)
+        alphas = patterns.alphas(draws)
+        alphas = alphas[~np.isnan(alphas)]
+        low, high = (np.quantile(alphas, [tail, 1 - tail]) if alphas.size
+                     else (float("nan"), float("nan")))
+        found.append((alpha, float(low), float(high)))
+    return found
+
+
 class _Patterns:
     """Each distinct multiset of values among the units, its count, and its contribution
     to the coincidence matrix (a row of ``contributions``, categories x categories)."""
@@ -58,7 +99,7 @@ class _Patterns:
         self.coded = coded
         self.distance = None
         size = coded.n_categories
-        rows, self.counts = _distinct_rows(np.sort(coded.codes, axis=1), size)
+        rows, self.counts, self.inverse = _distinct_rows(np.sort(coded.codes, axis=1), size)
         self.n_units = int(self.counts.sum())
         weight = 1.0 / np.maximum((rows >= 0).sum(axis=1) - 1, 1)
         pattern, cell, value = [], [], []
@@ -114,7 +155,10 @@ def _distinct_rows(rows, size):
     (np.unique on rows compares them column by column, several times slower)."""
     base = size + 1
     if rows.shape[1] * np.log2(base) >= 62:
-        return np.unique(rows, axis=0, return_counts=True)
+        distinct, inverse, counts = np.unique(rows, axis=0, return_inverse=True,
+                                              return_counts=True)
+        return distinct, counts, inverse.reshape(-1)
     keys = (rows + 1) @ (base ** np.arange(rows.shape[1], dtype=np.int64))
-    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
-    return rows[first], counts
+    _, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True,
+                                          return_counts=True)
+    return rows[first], counts, inverse.reshape(-1)

@@ -6,6 +6,8 @@ the browser but the SVG itself. Templates: coding/_chart_*.html.
 
 import math
 
+from django.utils.translation import gettext_lazy
+
 from .sample_size import RELIABLE, TENTATIVE, verdict
 
 # Okabe-Ito colours: told apart with the common colour-vision deficiencies.
@@ -77,15 +79,23 @@ def heatmap(table, title, row_name="", column_name=""):
                         for j, label in enumerate(labels)]}
 
 
-def lines(history, book):
-    """Alpha of each of the codebook's questions at each snapshot, against codings so far."""
+def lines(history, book, axis=None):
+    """Alpha of each of the codebook's questions at each snapshot, against codings so far.
+
+    `axis` names the x axis for other series (the drift's windows): {"caption",
+    "tick": x -> label, "point": (x, when) -> words}. A summary entry with "flag" true
+    is drawn as a flagged point."""
+    axis = axis or SNAPSHOT_AXIS
     keys = [q["key"] for q in book["questions"] if q.get("metric")]
     points = {key: [] for key in keys}
+    flags = []
     for n_codings, created_at, summary in history:
         for key in keys:
             found = summary.get(f"{book['id']}:{key}")
             if found and found["value"] is not None:
                 points[key].append((n_codings, found["value"], created_at))
+                if found.get("flag"):
+                    flags.append((key, n_codings, found["value"]))
     counts = [n for series in points.values() for n, _, _ in series]
     if len({*counts}) < 2:
         return None
@@ -102,7 +112,7 @@ def lines(history, book):
                            "dashed": i >= len(PALETTE),
                            "points": " ".join(f"{x(n):.1f},{y(v):.1f}" for n, v, _ in points[key]),
                            "dots": [{"x": x(n), "y": y(v), "tooltip":
-                                     f"{key}: α {v:.3f} after {n} codings ({when:%Y-%m-%d %H:%M})"}
+                                     f"{key}: α {v:.3f} {axis['point'](n, when)}"}
                                     for n, v, when in points[key]]})
     return {"width": right + 50 + 7 * max(map(len, keys)), "height": bottom + 40,
             "left": left, "right": right,
@@ -111,10 +121,20 @@ def lines(history, book):
                         "y": top + 6 + i * 18, "x": right + 16} for i, s in enumerate(series)],
             "y_ticks": [{"y": y(v), "label": f"{v:.1f}"}
                         for v in _multiples(start, 0.1 if start >= 0.4 else 0.2)],
-            "x_ticks": [{"x": x(n), "label": n} for n in _spread(min(counts), max(counts))],
+            "x_ticks": [{"x": x(n), "label": axis["tick"](n)}
+                        for n in _spread(min(counts), max(counts))],
+            "caption": axis["caption"],
+            "flags": [{"x": x(n), "y": y(v), "tooltip": gettext_lazy("%(key)s: flagged") % {
+                "key": key}} for key, n, v in flags],
             "thresholds": [{"y": y(v), "label": f"{v:.3f}", "label_x": right - 4,
                             "label_y": y(v) - 3} for v in (TENTATIVE, RELIABLE)],
-            "title": "Krippendorff's alpha per question after each snapshot"}
+            "title": gettext_lazy("Krippendorff's alpha per question after each snapshot")}
+
+
+SNAPSHOT_AXIS = {
+    "caption": gettext_lazy("independent codings so far (each point a snapshot)"),
+    "tick": lambda n: n,
+    "point": lambda n, when: f"after {n} codings ({when:%Y-%m-%d %H:%M})"}
 
 
 # --- helpers -------------------------------------------------------------------------

@@ -29,6 +29,8 @@ import itertools
 import json
 import threading
 from contextlib import contextmanager
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 
 import numpy as np
 from django.contrib.auth import get_user_model
@@ -130,7 +132,8 @@ def _independent(study, questions):
     answers = _Answers(_keys(questions))
     rows = (independent_codings(study).order_by()
             .values_list("pk", "assignment__item_id", "assignment__item__round",
-                         "assignment__item__codebook_id", "assignment__coder_id", answers)
+                         "assignment__item__codebook_id", "assignment__coder_id", answers,
+                         "submitted_at")
             .iterator(chunk_size=CHUNK))
     groups = {}
     count = last = 0
@@ -141,15 +144,17 @@ def _independent(study, questions):
         pks = np.array([row[0] for row in chunk], dtype=np.int64)
         items = np.array([row[1] for row in chunk], dtype=np.int64)
         coders = np.array([row[4] for row in chunk], dtype=np.int64)
+        # Seconds since the epoch (UTC): the drift's calendar windows.
+        times = np.array([row[6].timestamp() for row in chunk], dtype=float)
         keys = [(row[2], row[3]) for row in chunk]
         for key in dict.fromkeys(keys):
             if key not in groups:
                 groups[key] = _Group(questions.get(key[1], []))
             if len(keys) == keys.count(key):  # the usual case: one round, one codebook
-                groups[key].add(pks, items, coders, columns)
+                groups[key].add(pks, items, coders, times, columns)
                 continue
             mine = [i for i, k in enumerate(keys) if k == key]
-            groups[key].add(pks[mine], items[mine], coders[mine],
+            groups[key].add(pks[mine], items[mine], coders[mine], times[mine],
                             {k: [column[i] for i in mine] for k, column in columns.items()})
         count += len(chunk)
         last = max(last, int(pks.max()))
@@ -167,11 +172,12 @@ class _Group:
 
     def __init__(self, questions):
         self.columns = [_Column(q) for q in questions]
-        self._chunks = []  # (pks, items, coder ids) per chunk
+        self._chunks = []  # (pks, items, coder ids, submission times) per chunk
 
-    def add(self, pks, items, coders, answers):
-        """Codings: their ids, item ids, coder ids (arrays) and {key: their answers}."""
-        self._chunks.append((pks, items, coders))
+    def add(self, pks, items, coders, times, answers):
+        """Codings: their ids, item ids, coder ids, submission times (arrays) and {key:
+        their answers}."""
+        self._chunks.append((pks, items, coders, times))
         for column in self.columns:
             column.add(answers)
 
@@ -179,7 +185,7 @@ class _Group:
         return np.concatenate([c[2] for c in self._chunks])
 
     def finish(self, names):
-        pks, items, coder_ids = (np.concatenate(part) for part in zip(*self._chunks))
+        pks, items, coder_ids, times = (np.concatenate(part) for part in zip(*self._chunks))
         self._chunks = None
         self.n_codings = len(items)
         self.units, self.unit_index = np.unique(items, return_inverse=True)
@@ -193,6 +199,10 @@ class _Group:
         self.coding_ids = np.full((len(self.units), len(self.coders)), -1, dtype=np.int64)
         self.coding_ids[self.unit_index, self.coder_index] = pks
         self.windows = _windows(pks)
+        # And when it was submitted: the calendar windows' time axis.
+        self.submitted = np.full(self.coding_ids.shape, np.nan)
+        self.submitted[self.unit_index, self.coder_index] = times
+        self.calendar = calendar_windows(times)
 
 
 class _Column:
@@ -350,6 +360,48 @@ def _windows(pks):
         return []
     edges = np.linspace(0, len(ordered), count + 1).astype(int)
     return [(int(ordered[a]), int(ordered[b - 1])) for a, b in zip(edges[:-1], edges[1:])]
+
+
+# Calendar windows: the smallest of day, ISO week and calendar month (UTC) that divides
+# the round's span of submissions into at most CALENDAR_MAX windows.
+CALENDAR_MAX = 26
+CALENDAR_UNITS = ("day", "week", "month")
+
+
+def calendar_windows(times):
+    """{unit, windows: [{from, to, start, end}]} of the calendar windows from the first
+    submission (seconds since the epoch, UTC) to the last, start inclusive and end
+    exclusive; None where the codings fall into fewer than two."""
+    if not len(times):
+        return None
+    first, last = (datetime.fromtimestamp(t, tz=dt_timezone.utc)
+                   for t in (float(np.min(times)), float(np.max(times))))
+    for unit in CALENDAR_UNITS:
+        starts = _calendar_starts(first, last, unit)
+        if len(starts) - 1 <= CALENDAR_MAX:
+            break
+    if len(starts) < 3:
+        return None
+    return {"unit": unit, "windows": [
+        {"from": a.date().isoformat(), "to": (b - timedelta(days=1)).date().isoformat(),
+         "start": a.timestamp(), "end": b.timestamp()} for a, b in zip(starts, starts[1:])]}
+
+
+def _calendar_starts(first, last, unit):
+    """The window starts from the one holding `first` to the end of the one holding `last`."""
+    start = first.replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit == "week":
+        start -= timedelta(days=start.weekday())  # Monday
+    elif unit == "month":
+        start = start.replace(day=1)
+    starts = [start]
+    while starts[-1] <= last:
+        current = starts[-1]
+        if unit == "month":
+            starts.append((current + timedelta(days=32)).replace(day=1))
+        else:
+            starts.append(current + timedelta(days=7 if unit == "week" else 1))
+    return starts
 
 
 def _date_windows(groups):
@@ -510,7 +562,9 @@ def _question_report(column, group, n_boot, seed):
                         options=scale.options, decided=decided, numbers=scale.numbers,
                         adjudicated_by=column.adjudicated_by,
                         coding_ids=np.where(codes >= 0, group.coding_ids, -1),
-                        windows=group.windows)
+                        windows=group.windows,
+                        submitted=np.where(codes >= 0, group.submitted, np.nan),
+                        calendar=group.calendar)
     report["units_coded"] = int(((codes >= 0).sum(axis=1) >= 1).sum())
     return report | {"metric": scale.level, "note": scale.note} | measure(variable, n_boot, seed)
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import agreement
 from . import reliability_coefficients as rc
-from .bootstrap import alpha_interval
+from .bootstrap import alpha_interval, subset_intervals
 from .sample_size import TENTATIVE, verdict
 
 # Past this many distinct values a confusion table is too big to read.
@@ -46,6 +46,10 @@ class Variable:
     # the drift's windows: [{first_id, last_id, from, to}] in submission order.
     coding_ids: np.ndarray | None = None
     windows: list = field(default_factory=list)
+    # Per unit and coder, when that coding was submitted (seconds since the epoch, NaN
+    # where none), and the calendar windows: {unit, windows: [{from, to, start, end}]}.
+    submitted: np.ndarray | None = None
+    calendar: dict | None = None
 
     @property
     def is_sets(self):
@@ -61,7 +65,9 @@ class Variable:
                        adjudicated_by=(None if self.adjudicated_by is None
                                        else self.adjudicated_by[rows]),
                        coding_ids=(None if self.coding_ids is None
-                                   else self.coding_ids[rows][:, columns]))
+                                   else self.coding_ids[rows][:, columns]),
+                       submitted=(None if self.submitted is None
+                                  else self.submitted[rows][:, columns]))
 
     def coded(self, codes=None):
         """``codes`` and the labels they index as alpha reads them at this level: numbers
@@ -108,6 +114,7 @@ def measure(variable, n_boot=1000, seed=0):
     result["coder_pairs"] = _coder_pairs(v)
     result["against_decisions"] = _against_decisions(v)
     result["drift"] = _drift(v, seed)
+    result["drift_calendar"] = _drift_calendar(v, seed)
     return result
 
 
@@ -406,46 +413,102 @@ def _table(labels, codes, count):
 
 # --- drift: each coder against the others, window by window --------------------------
 
-DRIFT_RESAMPLES = 200
+DRIFT_RESAMPLES = 500
 FLAG_UNITS = 10  # fewer units than this: too few to flag anyone on
-DRIFT_RULE = ("Each coder against the others, batch by batch: the units the coder coded in "
-              "a batch of the round's codings (equal counts of at least 40, in the order "
-              "submitted), with every other coder's value of those units whenever given. A "
-              "coder is flagged where the lower bound of that alpha's 95% interval "
-              f"({DRIFT_RESAMPLES} resamples) falls below .667 on {FLAG_UNITS} or more units.")
+_FLAG = (f"A coder is flagged where the lower bound of that alpha's 95% interval "
+         f"({DRIFT_RESAMPLES} resamples of the window's units; none for multiple choice) "
+         f"falls below .667 on {FLAG_UNITS} or more units.")
+_AGAINST = ("alpha of the coder's value against the others' value, on the units the "
+            "coder coded in that window where the other coders who coded the unit gave one "
+            "value between them (units where they differ among themselves are left out; with "
+            "two coders on a unit each is set against the other, so both move together). ")
+DRIFT_RULE = ("Each coder against the others, batch by batch (batches of the round's "
+              "codings of equal count, at least 40, in the order submitted): " + _AGAINST
+              + _FLAG)
+CALENDAR_RULE = ("Each coder against the others, {unit} by {unit} (calendar {units}, UTC; "
+                 "the window is the smallest of day, week and month that divides the "
+                 "round's span of submissions into at most 26): " + _AGAINST + _FLAG)
+CALENDAR_NAMES = {"day": ("day", "days"), "week": ("week", "ISO weeks, Monday to Sunday"),
+                  "month": ("month", "months")}
 
 
 def _drift(v, seed):
-    """{windows, coders: [{coder, flagged, points: [{window, units, percent_agreement,
-    alpha, low, high, flag}]}]}; None without windows or coding ids."""
+    """Batches of codings: {windows, coders: [{coder, flagged, points: [{window, units,
+    percent_agreement, alpha, low, high, flag}]}], rule}; None without windows."""
     if v.coding_ids is None or not v.windows or len(v.coders) < 2:
         return None
+    bounds = [(w["first_id"], w["last_id"] + 1) for w in v.windows]
+    return {"windows": v.windows, "coders": _drift_coders(v, v.coding_ids, bounds, seed),
+            "rule": DRIFT_RULE}
+
+
+def _drift_calendar(v, seed):
+    """Calendar windows (day, week or month): as _drift, with the window's unit."""
+    if v.submitted is None or not v.calendar or len(v.coders) < 2:
+        return None
+    windows = v.calendar["windows"]
+    bounds = [(w["start"], w["end"]) for w in windows]
+    unit = v.calendar["unit"]
+    return {"unit": unit, "windows": windows,
+            "coders": _drift_coders(v, v.submitted, bounds, seed),
+            "rule": CALENDAR_RULE.format(unit=unit, units=CALENDAR_NAMES[unit][1])}
+
+
+def _drift_coders(v, when, bounds, seed):
+    """Per coder, one point per window [start, end) of `when` (a coding's id or time):
+    the coder's values against the others' agreed value (_against_others), every
+    window's interval from one set of unit patterns (bootstrap.subset_intervals)."""
     coders = []
     for i, coder in enumerate(v.coders):
+        pair = _against_others(v.codes, i)
+        both = (pair >= 0).all(axis=1)
+        masks, places = [], []
+        for w, (start, end) in enumerate(bounds):
+            mine = (when[:, i] >= start) & (when[:, i] < end) & both
+            if mine.any():
+                masks.append(mine)
+                places.append(w)
         points = []
-        for w, window in enumerate(v.windows):
-            ids = v.coding_ids[:, i]
-            mine = (ids >= window["first_id"]) & (ids <= window["last_id"])
-            mine &= ((v.codes >= 0).sum(axis=1) >= 2)
-            if not mine.any():
-                continue
-            codes = v.codes[mine]
-            own = codes[:, i][:, None]
-            others = np.delete(codes, i, axis=1)
-            given = others >= 0
-            agreeing = ((others == own) & given).sum(axis=1) / np.maximum(given.sum(axis=1), 1)
-            alpha = _alpha_of(v, codes)
-            low = high = None
-            if alpha is not None and not v.is_sets:
-                low, high = _interval_of(v, codes, seed)
-            points.append({"window": w, "units": int(mine.sum()),
-                           "percent_agreement": float(agreeing.mean()), "alpha": alpha,
-                           "low": low, "high": high,
-                           "flag": (low is not None and low < TENTATIVE
-                                    and int(mine.sum()) >= FLAG_UNITS)})
+        for w, mine, (alpha, low, high) in zip(places, masks, _window_alphas(v, pair, masks, seed)):
+            units = int(mine.sum())
+            points.append({"window": w, "units": units,
+                           "percent_agreement": float(np.mean(pair[mine, 0] == pair[mine, 1])),
+                           "alpha": alpha, "low": low, "high": high,
+                           "flag": low is not None and low < TENTATIVE and units >= FLAG_UNITS})
         coders.append({"coder": coder, "points": points,
                        "flagged": any(p["flag"] for p in points)})
-    return {"windows": v.windows, "coders": coders, "rule": DRIFT_RULE}
+    return coders
+
+
+def _against_others(codes, i):
+    """[coder i's value, the others' value] per unit: the others' value where every other
+    coder who gave one gave the same (-1 where they differ or none gave one). So with
+    three coders, the one who moves is set against the two who did not, and those two are
+    not blamed for it; with two coders each is set against the other."""
+    others = np.delete(codes, i, axis=1)
+    given = others >= 0
+    first = np.where(given, others, np.iinfo(np.int64).max).min(axis=1)
+    last = np.where(given, others, -1).max(axis=1)
+    agreed = np.where(given.any(axis=1) & (first == last), last, -1)
+    return np.column_stack([codes[:, i], agreed]).astype(np.int64)
+
+
+def _window_alphas(v, pair, masks, seed):
+    """(alpha, low, high) of each mask's units of `pair`, None where undefined; sets of
+    options get alpha alone (MASI over hundreds of distinct sets is too dear to resample
+    per window)."""
+    if not masks:
+        return []
+    if v.is_sets:
+        return [(_alpha_of(v, pair[mine]), None, None) for mine in masks]
+    if _is_mixed(v):
+        found = subset_intervals(pair, range(len(v.labels)), "nominal", masks, CONFIDENCE,
+                                 DRIFT_RESAMPLES, seed,
+                                 distance=mixed_distances(v.numbers, v.level))
+    else:
+        found = subset_intervals(*v.coded(pair), v.level, masks, CONFIDENCE,
+                                 DRIFT_RESAMPLES, seed)
+    return [tuple(None if x != x else float(x) for x in figure) for figure in found]
 
 
 def _is_mixed(v):
@@ -458,16 +521,6 @@ def _alpha_of(v, codes):
         return _metric(scratch, "alpha", agreement._alpha_with_distances, codes,
                        mixed_distances(v.numbers, v.level))
     return _metric(scratch, "alpha", agreement._alpha_of_codes, *v.coded(codes), v.level)
-
-
-def _interval_of(v, codes, seed):
-    if _is_mixed(v):
-        ratings = np.where(codes >= 0, codes, np.nan).astype(float)
-        interval = alpha_interval(ratings, "nominal", CONFIDENCE, DRIFT_RESAMPLES, seed,
-                                  distance=mixed_distances(v.numbers, v.level))
-    else:
-        interval = alpha_interval(v.for_alpha(codes), v.level, CONFIDENCE, DRIFT_RESAMPLES, seed)
-    return tuple(None if x != x else float(x) for x in interval)
 
 
 # --- labels ------------------------------------------------------------------------

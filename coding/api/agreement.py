@@ -37,7 +37,9 @@ REPORT = OpenApiResponse(OpenApiTypes.OBJECT, description=(
     "high}, two_coders {units, pabak, bias_index, prevalence_index, stuart_maxwell "
     "{statistic, df, p}} or null, categories[], confusion {labels, counts}, coder_pairs[], "
     "against_decisions[] (only items adjudicated by someone else), undefined {metric: "
-    "reason}; planning {units_needed, warnings[], questions[]}; text (the block for a "
+    "reason}, drift (batches of codings) and drift_calendar (days, weeks or months: unit) "
+    "{windows[], coders[] {coder, flagged, points[] {window, units, percent_agreement, alpha, "
+    "low, high, flag}}, rule} or null; planning {units_needed, warnings[], questions[]}; text (the block for a "
     "paper)."))
 
 

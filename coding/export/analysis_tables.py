@@ -22,7 +22,8 @@ RELIABILITY_FIELDS = [
       "alpha_numbers_only (number questions with special answers: numeric answers alone); "
       "a chance-corrected coefficient (cohen, scott, fleiss, conger, ac1, ac2, "
       "brennan_prediger, weighted_kappa); two coders: pabak, bias_index, prevalence_index, "
-      "stuart_maxwell (value: the chi-square statistic, p in its own column)."),
+      "stuart_maxwell (value: the chi-square statistic, p in its own column); drift_alpha "
+      "(one coder against the others' agreed value in one window; see coder and window)."),
     s("name", "The figure's name as the page shows it."),
     s("weights", "Agreement weights of a coefficient: identity or quadratic (by category "
       "position); empty for the rest."),
@@ -37,6 +38,16 @@ RELIABILITY_FIELDS = [
       "lower bound against .800 and .667 (Krippendorff 2004, §11.4)."),
     Field("df", "integer", "Stuart-Maxwell only: degrees of freedom."),
     Field("p", "number", "Stuart-Maxwell only: p of the test of marginal homogeneity."),
+    s("coder", "Drift only: the coder set against the others."),
+    s("window", "Drift only: batch (batches of the round's codings in the order submitted) "
+      "or the calendar window's unit (day, week or month, UTC)."),
+    Field("window_number", "integer", "Drift only: the window's place, from 1."),
+    s("window_from", "Drift only: the window's first day (ISO 8601 date; batches: the date "
+      "of their first coding)."),
+    s("window_to", "Drift only: the window's last day (batches: the date of their last "
+      "coding)."),
+    Field("flag", "boolean", "Drift only: the lower bound is below .667 on 10 or more "
+          "units (the agreement page's flag)."),
     s("computed_at", "When the snapshot these figures come from was taken (UTC, ISO 8601)."),
 ]
 
@@ -113,6 +124,24 @@ def reliability_rows(report):
                     yield {**base, "figure": "stuart_maxwell", "name": "Stuart-Maxwell",
                            "units": two["units"], "coders": 2, "value": test["statistic"],
                            "df": test["df"], "p": test["p"]}
+                yield from _drift_rows(base, q)
+
+
+def _drift_rows(base, q):
+    for key in ("drift", "drift_calendar"):
+        drift = q.get(key)
+        if not drift:
+            continue
+        window = drift.get("unit", "batch")
+        for c in drift["coders"]:
+            for p in c["points"]:
+                w = drift["windows"][p["window"]]
+                yield {**base, "figure": "drift_alpha", "name": "Drift: alpha against the others",
+                       "level": q["alpha"]["level"], "units": p["units"], "coders": None,
+                       "coder": c["coder"], "window": window, "window_number": p["window"] + 1,
+                       "window_from": (w.get("from") or "")[:10] or None,
+                       "window_to": (w.get("to") or "")[:10] or None, "flag": p["flag"],
+                       **_bounds(p)}
 
 
 def _bounds(figure):

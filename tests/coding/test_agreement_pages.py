@@ -199,3 +199,41 @@ def test_verdict_reads_the_lower_bound(coded, people, client_for):
 
     assert alpha["verdict"] == verdict(alpha["low"])
     assert "lower bound" in doc["thresholds"]["applied_to"]
+
+
+def test_calendar_drift_reaches_page_chart_api_and_export(alpha, people, client_for, tmp_path):
+    """Five weeks of codings, cyril moving from week 4 (tests/coding/test_reliability.py):
+    the page draws the weekly table and chart with cyril's flagged points ringed, the API
+    carries the same points, and the export's reliability table one row per point."""
+    import csv
+    import io
+    import zipfile
+
+    from coding.export.bundle import build_bundle
+    from tests.coding.test_reliability import three_coders_over_five_weeks
+
+    three_coders_over_five_weeks(alpha, people, drifting_from_week=3)
+    snapshots.take_snapshot(alpha)
+    client = client_for(people["olive"])
+    doc = client.get(f"/api/studies/{alpha.slug}/agreement/").json()
+    drift = next(q for book in doc["rounds"]["main"]["codebooks"] for q in book["questions"]
+                 if q["key"] == "code_released")["drift_calendar"]
+    assert drift["unit"] == "week"
+    flagged = {c["coder"]: [p["window"] for p in c["points"] if p["flag"]]
+               for c in drift["coders"]}
+    assert flagged == {"cora": [], "cyril": [3, 4], "dana": []}
+    html = client.get(f"/studies/{alpha.slug}/agreement/").content.decode()
+    assert "Drift: each coder against the others, week by week" in html
+    assert "code_released: each coder&#x27;s alpha against the others, week by week" in html
+    assert html.count('class="flag"') >= 2  # cyril's two flagged weeks, ringed
+    assert "2026-01-26" in html  # week 4's column and tick
+    bundle = tmp_path / "bundle.zip"
+    build_bundle(alpha, bundle, shapes=["reliability"], fmt="csv")
+    with zipfile.ZipFile(bundle) as z:
+        rows = [r for r in csv.DictReader(io.StringIO(z.read("reliability.csv").decode()))
+                if r["figure"] == "drift_alpha" and r["question"] == "code_released"
+                and r["window"] == "week"]
+    assert {(r["coder"], r["window_number"]) for r in rows if r["flag"] == "true"} == {
+        ("cyril", "4"), ("cyril", "5")}
+    assert {r["window_from"] for r in rows} == {
+        "2026-01-05", "2026-01-12", "2026-01-19", "2026-01-26", "2026-02-02"}

@@ -384,6 +384,104 @@ def test_drift_flags_a_coder_whose_agreement_falls_in_later_batches(alpha, peopl
     assert late["percent_agreement"] == 0.0 and late["flag"] and late["alpha"] < 0
 
 
+def three_coders_over_five_weeks(alpha, people, drifting_from_week):
+    """60 papers, 12 a week over five weeks from Monday 5 January 2026, each coded by
+    cora, cyril and dana; cyril answers the opposite of the other two from the given
+    week on (never if None)."""
+    from datetime import datetime, timedelta
+    from datetime import timezone as utc
+
+    dana = factories.user("dana")
+    factories.member(alpha, dana, Role.CODER)
+    alpha.overlap = 3
+    alpha.save(update_fields=["overlap"])
+    papers = [factories.paper_item(alpha, alpha.paper_codebook, 100 + n) for n in range(60)]
+    Item.objects.filter(pk__in=[p.pk for p in papers]).update(target=3)
+    monday = datetime(2026, 1, 5, 9, tzinfo=utc.utc)
+    for n, paper in enumerate(papers):
+        week = n // 12
+        answer = "yes" if n % 2 else "no"
+        moved = drifting_from_week is not None and week >= drifting_from_week
+        for coder in (people["cora"], people["cyril"], dana):
+            given = {"yes": "no", "no": "yes"}[answer] if moved and coder == people["cyril"] \
+                else answer
+            coding = factories.code(paper, coder, code_released=given)
+            Coding.objects.filter(pk=coding.pk).update(
+                submitted_at=monday + timedelta(weeks=week, days=n % 5, hours=n % 3))
+
+
+def calendar_drift(alpha):
+    return question(study_report(alpha, n_boot=50), "code_released")["drift_calendar"]
+
+
+def test_calendar_drift_flags_the_coder_who_starts_disagreeing_in_a_later_week(alpha, people):
+    """The round spans five weeks (more than 26 days), so the windows are ISO weeks. From
+    week 4 cyril answers the opposite of cora and dana: cyril is flagged in weeks 4 and 5
+    only; cora and dana, who go on agreeing with each other, are never flagged."""
+    three_coders_over_five_weeks(alpha, people, drifting_from_week=3)
+    drift = calendar_drift(alpha)
+    assert drift["unit"] == "week" and "ISO weeks" in drift["rule"]
+    assert [w["from"] for w in drift["windows"]] == [
+        "2026-01-05", "2026-01-12", "2026-01-19", "2026-01-26", "2026-02-02"]
+    assert drift["windows"][0]["to"] == "2026-01-11"
+    coders = {c["coder"]: c for c in drift["coders"]}
+    cyril = coders["cyril"]
+    assert cyril["flagged"]
+    assert [(p["window"], p["units"], p["flag"]) for p in cyril["points"]] == [
+        (0, 12, False), (1, 12, False), (2, 12, False), (3, 12, True), (4, 12, True)]
+    assert cyril["points"][0]["alpha"] == 1.0 and cyril["points"][3]["alpha"] < 0
+    assert cyril["points"][3]["percent_agreement"] == 0.0
+    for name in ("cora", "dana"):
+        # In weeks 4 and 5 the others (cyril and one more) differ among themselves: no units.
+        assert not coders[name]["flagged"]
+        assert [p["window"] for p in coders[name]["points"]] == [0, 1, 2]
+        assert all(p["alpha"] == 1.0 and p["low"] == 1.0 for p in coders[name]["points"])
+
+
+def test_calendar_drift_flags_no_one_when_no_one_moves(alpha, people):
+    three_coders_over_five_weeks(alpha, people, drifting_from_week=None)
+    drift = calendar_drift(alpha)
+    assert [len(c["points"]) for c in drift["coders"]] == [5, 5, 5]
+    assert not any(c["flagged"] or any(p["flag"] for p in c["points"])
+                   for c in drift["coders"])
+
+
+def test_calendar_windows_are_days_weeks_or_months_by_the_span():
+    from datetime import datetime
+    from datetime import timezone as utc
+
+    from coding.reliability import calendar_windows
+
+    def at(*day):
+        return datetime(*day, 12, tzinfo=utc.utc).timestamp()
+
+    days = calendar_windows(np.array([at(2026, 3, 2), at(2026, 3, 9)]))
+    assert days["unit"] == "day" and len(days["windows"]) == 8
+    weeks = calendar_windows(np.array([at(2026, 3, 4), at(2026, 6, 1)]))
+    assert weeks["unit"] == "week" and weeks["windows"][0]["from"] == "2026-03-02"
+    months = calendar_windows(np.array([at(2025, 1, 20), at(2026, 6, 1)]))
+    assert months["unit"] == "month" and len(months["windows"]) == 18
+    assert months["windows"][0]["from"] == "2025-01-01" and months["windows"][0]["to"] == "2025-01-31"
+    assert calendar_windows(np.array([at(2026, 3, 2), at(2026, 3, 2)])) is None
+
+
+def test_alphas_of_subsets_are_each_subsets_own_alpha():
+    from coding.bootstrap import subset_intervals
+
+    rng = np.random.default_rng(3)
+    codes = rng.integers(0, 4, size=(300, 3))
+    codes[rng.random((300, 3)) < 0.2] = -1
+    masks = [rng.random(300) < share for share in (0.3, 0.6, 1.0)]
+    for level in ("nominal", "ordinal", "interval"):
+        found = subset_intervals(codes, [0, 1, 2, 3], level, masks, n_boot=2000, seed=1)
+        for mask, (value, low, high) in zip(masks, found):
+            table = np.where(codes[mask] >= 0, codes[mask], np.nan).astype(float)
+            assert value == pytest.approx(krippendorff_alpha(table, level), abs=1e-12)
+            own_low, own_high = alpha_interval(table, level, n_boot=2000, seed=1)
+            assert low == pytest.approx(own_low, abs=0.03)
+            assert high == pytest.approx(own_high, abs=0.03)
+
+
 # --- snapshots and the job ---------------------------------------------------------------
 
 def test_agreement_is_scheduled_after_every_n_codings_and_never_computed_in_the_request(
