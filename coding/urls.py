@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import languages, views
 from .views import backup
 from .views import inclusion
 from .views import (calibration, catalog_edit, codebook_edit, codebook_files, members, raters,
@@ -8,6 +8,7 @@ from .views import (calibration, catalog_edit, codebook_edit, codebook_files, me
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("language/", languages.choose_language, name="set-language"),
     # Ahead of studies/<slug>/, which would take "new" for a slug (never given to a study).
     path("studies/new/", study_setup.study_new, name="study-new"),
     path("studies/<slug:slug>/", views.study_detail, name="study-detail"),

@@ -244,6 +244,8 @@ COUNTED_BESIDE = {
         "api/studies/<slug:slug>/frameworks/<int:framework_id>/"],
         "tests/coding/test_landings_history.py::"
         "test_catalog_and_framework_pages_take_the_same_queries_for_3_and_12_methods"),
+    "api/account/language/":
+        "tests/coding/test_languages.py::test_the_api_reads_and_sets_your_own_language",
     **dict.fromkeys([
         "studies/<slug:slug>/inclusion/", "api/studies/<slug:slug>/inclusion/"],
         "tests/coding/test_inclusion.py::test_page_api_and_command_agree"),

@@ -133,6 +133,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A signed-in person's stored language (coding.languages) over the cookie.
+    "coding.languages.UserLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -189,7 +191,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # the login page and the admin alike. A right password resets the count.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's ModelBackend, reading the person's chosen language in the same query.
+    "coding.languages.UserBackend",
 ]
 AXES_FAILURE_LIMIT = int(env_str("WORKBENCH_LOGIN_FAILURES", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=int(env_str("WORKBENCH_LOGIN_COOLOFF_MINUTES", "15")))

@@ -3,14 +3,13 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from . import api, i18n, metrics, tokens, views
+from . import api, metrics, tokens, views
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("metrics", metrics.metrics, name="metrics"),
-    path("language/", i18n.choose_language, name="set-language"),
     path("account/tokens/", tokens.tokens_page, name="tokens"),
     path("account/tokens/<int:pk>/revoke/", tokens.revoke_token, name="token-revoke"),
     path("jobs/", views.job_list, name="job-list"),

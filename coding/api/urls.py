@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from . import backup, inclusion
+from . import backup, inclusion, languages
 
 from . import (agreement, calibration, catalog, catalog_edit, codebook_edit, codebook_files,
                coder, export, imports, members, raters, review, study_setup, views)
@@ -10,6 +10,7 @@ router = SimpleRouter()
 router.register("studies", views.StudyViewSet, basename="study")
 
 urlpatterns = router.urls + [
+    path("account/language/", languages.MyLanguage.as_view(), name="api-my-language"),
     path("studies/<slug:slug>/codebooks/", views.CodebookList.as_view(), name="api-codebooks"),
     path("studies/<slug:slug>/items/", views.ItemList.as_view(), name="api-items"),
     path("studies/<slug:slug>/assignments/", views.AssignmentList.as_view(),

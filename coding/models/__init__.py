@@ -6,6 +6,7 @@ from .decisions import Decision
 from .disagreements import StoredDisagreement
 from .imports import ImportRun
 from .items import Item
+from .preferences import LanguagePreference
 from .raters import Comparison, Rater, RaterCoding
 from .reliability import AgreementSnapshot
 from .studies import Invite, Membership, Role, Study
@@ -13,6 +14,6 @@ from .studies import Invite, Membership, Role, Study
 __all__ = [
     "AgreementSnapshot", "Assignment", "AuditEntry", "Codebook", "CodebookVersion", "Coding", "Comparison",
     "Decision", "Exposure",
-    "Framework", "FrameworkScan", "ImportRun", "Invite", "Item", "Landing", "Membership", "Method",
+    "Framework", "FrameworkScan", "ImportRun", "Invite", "Item", "LanguagePreference", "Landing", "Membership", "Method",
     "MethodLink", "Option", "OptionName", "Question", "Rater", "RaterCoding", "Role", "StoredDisagreement", "Study",
 ]

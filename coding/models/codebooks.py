@@ -54,6 +54,10 @@ class CodebookVersion(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
+    # The questions' and options' texts in other languages, by language code, question key
+    # and option value (coding.codebook_translations); kept with the version, so a
+    # published version's translations never change either.
+    translations = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["codebook", "number"]

@@ -1,0 +1,17 @@
+from django.conf import settings
+from django.db import models
+
+
+class LanguagePreference(models.Model):
+    """The language a person chose with the switcher while signed in (coding.languages):
+    their pages follow it in any browser, and mail to them is written in it."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, primary_key=True,
+                                related_name="language_preference", on_delete=models.CASCADE)
+    # A code of settings.LANGUAGES, checked by coding.languages.check_language (not a
+    # field choice, so adding a language needs no migration).
+    language = models.CharField(max_length=16)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"{self.user} reads {self.language}"
