@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy
 
 from . import charts, sample_size, snapshots
 from .models import Item, Question, Role, StoredDisagreement
+from .models.reliability import SampleDraw
 from .reliability import N_BOOT, ROUNDS
 from .reliability_metrics import AGAINST_DECISIONS_RULE
 
@@ -70,16 +71,26 @@ def document(study, report, plan_inputs=None):
 
 
 def describe_sample(study):
-    """The reliability sample as drawn: how, when (before or after coding), from which
-    pool, and the plan recorded with it."""
-    drawn = study.reliability_sample or {}
-    if drawn:
-        return {"drawn": True, "size": drawn["size"], "pool": drawn["pool"],
-                "text": _drawn_text(study, drawn), "plan": drawn.get("plan")}
+    """The reliability sample as drawn, from the newest kept draw (SampleDraw): how, when
+    (before or after coding), from which pool, and the plan recorded with it; every
+    earlier draw beside it, newest first."""
+    draws = [_draw(study, row) for row in
+             SampleDraw.objects.filter(study=study).order_by("-drawn_at", "-id")]
+    if draws:
+        return {**draws[0], "draws": draws}
     pool = Item.objects.alive().filter(study=study, round=Item.Round.MAIN).count()
-    return {"drawn": False, "size": pool, "pool": pool, "plan": None,
+    return {"drawn": False, "size": pool, "pool": pool, "plan": None, "draws": [],
             "text": f"every main-round item ({pool}), each assigned to {study.overlap} coders; "
                     "no sample was drawn"}
+
+
+def _draw(study, row):
+    drawn = row.record
+    return {"drawn": True, "id": row.pk, "drawn_at": row.drawn_at.isoformat(),
+            "drawn_by": row.drawn_by, "size": row.size, "pool": row.pool,
+            "how": {key: drawn.get(key) for key in ("share", "count", "stratify_by", "seed",
+                                                   "coded_before", "kept_for_overlap")},
+            "text": _drawn_text(study, drawn), "plan": drawn.get("plan")}
 
 
 def _drawn_text(study, drawn):
@@ -103,7 +114,7 @@ def _drawn_text(study, drawn):
                 + (f"; {drawn['kept_for_overlap']} items already coded by more than one coder "
                    "were kept in the sample whatever the draw" if drawn.get("kept_for_overlap")
                    else "") + ")")
-    text = f"{what}, {when}, each item in it assigned to {study.overlap} coders"
+    text = f"{what}, {when}, each item in it assigned to {drawn.get('overlap', study.overlap)} coders"
     plan = drawn.get("plan")
     if plan:
         text += (f"; the plan recorded with the draw asked for {plan['units_needed']} units to "
@@ -119,8 +130,17 @@ def recorded_plan(study, inputs=None):
     planning = sample_size.plan(report["rounds"]["main"], offered=offered_categories(study),
                                 sample_size=pool, coders=study.overlap,
                                 **{**PLAN_DEFAULTS, **(inputs or {})})
-    return {key: planning[key] for key in ("alpha_min", "significance", "smallest_share",
+    kept = {key: planning[key] for key in ("alpha_min", "significance", "smallest_share",
                                            "share_source", "units_needed", "values_needed")}
+    # The planner's inputs as given (a share left empty: the observed one was used), and
+    # each question's observed rarest share then, from the snapshot named.
+    kept["inputs"] = {**PLAN_DEFAULTS, **(inputs or {})}
+    kept["observed"] = [{key: q[key] for key in ("codebook", "key", "units", "rarest",
+                                                 "rarest_share", "units_needed")}
+                        for q in planning["questions"]]
+    kept["from_snapshot"] = {"computed_at": report["computed_at"],
+                             "n_codings": report["n_codings"]}
+    return kept
 
 
 def offered_categories(study):

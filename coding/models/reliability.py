@@ -1,4 +1,8 @@
+from datetime import datetime
+
 from django.db import models
+from django.db.models.signals import post_save
+from django.dispatch import receiver
 
 from .items import Item
 from .studies import Study
@@ -31,3 +35,51 @@ class AgreementSnapshot(models.Model):
 
     def __str__(self):
         return f"{self.study.slug} {self.round} agreement at {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class SampleDraw(models.Model):
+    """One draw of the reliability sample, as made: kept, never updated, so an earlier
+    draw stays readable after a redraw (Study.reliability_sample holds the newest only).
+
+    Recorded wherever the study's sample is drawn (record_draw below, on the study's
+    save of reliability_sample). `record` is that draw's whole description: share or
+    count, stratification, seed, pool, size, how far coding had gone, who drew it, and
+    the sample-size plan then, with the planner's inputs and each question's observed
+    rarest share (coding.agreement_report.recorded_plan).
+    """
+
+    study = models.ForeignKey(Study, related_name="sample_draws", on_delete=models.CASCADE)
+    drawn_at = models.DateTimeField()
+    drawn_by = models.CharField(max_length=150, blank=True)
+    size = models.PositiveIntegerField()
+    pool = models.PositiveIntegerField()
+    record = models.JSONField()
+
+    class Meta:
+        ordering = ["study", "drawn_at", "id"]
+        indexes = [models.Index(fields=["study", "-drawn_at"], name="sample_draw_latest")]
+
+    def __str__(self):
+        return f"{self.study.slug} sample of {self.size} drawn {self.drawn_at:%Y-%m-%d %H:%M}"
+
+
+@receiver(post_save, sender=Study, dispatch_uid="coding.record_draw")
+def record_draw(sender, instance, update_fields=None, **kwargs):
+    """Keep each new draw: on a save that writes reliability_sample (the draw's own save,
+    coding.queue.draw_reliability_sample), unless the newest kept draw is the same one."""
+    drawn = instance.reliability_sample
+    if not drawn or update_fields is None or "reliability_sample" not in update_fields:
+        return
+    # The overlap then: how many coders each sampled item was to get.
+    record = {"overlap": instance.overlap, **drawn}
+    newest = SampleDraw.objects.filter(study=instance).order_by("-drawn_at", "-id").first()
+    if newest is not None and newest.record == record:
+        return
+    SampleDraw.objects.create(study=instance, **draw_fields(record))
+
+
+def draw_fields(drawn):
+    """The columns of a SampleDraw from a draw's description (also the migration's)."""
+    return {"drawn_at": datetime.fromisoformat(drawn["drawn_at"]),
+            "drawn_by": drawn.get("drawn_by") or "", "size": drawn["size"],
+            "pool": drawn["pool"], "record": drawn}

@@ -363,6 +363,53 @@ def test_a_sample_drawn_after_coding_is_described_as_drawn_with_its_plan(alpha, 
     assert f"asked for {drawn['plan']['units_needed']} units" in text
 
 
+def test_every_draw_is_kept_and_an_earlier_one_stays_readable_after_a_redraw(alpha, people,
+                                                                           client_for):
+    """Two draws: the paste-ready text describes the newest from its kept record; the
+    first is still there, as drawn, with its plan's inputs and observed shares."""
+    from coding.agreement_report import current_document
+    from coding.models.reliability import SampleDraw
+
+    for coder, label in (("cora", "analysis"), ("cyril", "rl_method")):
+        scope = {"scope": "general"} if label == "rl_method" else {}
+        factories.code(alpha.papers[0], people[coder], label=label, **scope)
+    for n in range(3, 6):
+        factories.paper_item(alpha, alpha.paper_codebook, n)
+    snapshots.take_snapshot(alpha)
+    # Two drawn, and the item two coders coded already kept whatever the draw.
+    size = len(queue.draw_reliability_sample(alpha, count=2, seed=5, user=people["olive"]))
+    alpha.refresh_from_db()
+    alpha.overlap = 3
+    alpha.save(update_fields=["overlap"])
+    queue.draw_reliability_sample(alpha, share=1.0, seed=9, user=people["olive"])
+    alpha.refresh_from_db()
+    first, second = SampleDraw.objects.filter(study=alpha).order_by("drawn_at", "id")
+    assert (first.size, first.record["count"], first.record["seed"]) == (size, 2, 5)
+    assert (second.size, second.record["share"], second.record["seed"]) == (6, 1.0, 9)
+    assert first.record["overlap"] == 2 and second.record["overlap"] == 3
+    plan = first.record["plan"]
+    assert plan["inputs"] == {"alpha_min": 0.8, "significance": 0.05, "smallest_share": None}
+    observed = {q["key"]: q for q in plan["observed"]}
+    assert observed["label"]["rarest_share"] == 0.5  # one analysis, one rl_method
+    assert plan["from_snapshot"]["n_codings"] == 2
+    # Saving the study again with the same sample adds no draw.
+    alpha.save(update_fields=["reliability_sample"])
+    assert SampleDraw.objects.filter(study=alpha).count() == 2
+    doc = client_for(people["olive"]).get(f"/api/studies/{alpha.slug}/agreement/").json()
+    sample = doc["sample"]
+    assert [d["size"] for d in sample["draws"]] == [6, size]
+    assert sample["text"].startswith("all 6 main-round items (the draw took every item)")
+    assert "each item in it assigned to 3 coders" in sample["text"]
+    earlier = sample["draws"][1]["text"]
+    assert earlier.startswith(f"a simple random sample of {size} of the 6 main-round items "
+                              "(2 items asked for, seed 5)")
+    assert "assigned to 2 coders" in earlier
+    assert sample["text"] in doc["text"] and earlier not in doc["text"]
+    html = client_for(people["olive"]).get(f"/studies/{alpha.slug}/agreement/").content.decode()
+    assert "1 earlier draw, kept as drawn" in html and "seed 5" in html
+    assert current_document(alpha)["sample"]["draws"][1]["how"]["count"] == 2
+
+
 def test_drift_flags_a_coder_whose_agreement_falls_in_later_batches(alpha, people):
     """40 papers coded in order by cora then cyril: they agree on the first 20 and cyril
     answers the opposite of cora on the last 20. Two batches of 40 codings, in submission
