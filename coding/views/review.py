@@ -26,6 +26,8 @@ from ..queue import rebuilding
 REVIEWERS = {Role.ADJUDICATOR, Role.OWNER}
 FILTERS = ("question", "coders", "category", "status", "order")
 PAGE_SIZE = 50
+# Coder styles on the review page (review.css: by-0 … by-3), reused past four coders.
+CODER_STYLES = 4
 
 
 def queue_filters(request):
@@ -182,18 +184,21 @@ def review_context(study, item, questions, errors, request):
     content = coder_view(study, item.snapshot.content)
     hidden = {key: value for key, value in view_for(study, study.my_roles, item.snapshot.content).items()
               if key not in content}
-    # Each coder's quotes under the question's text, coloured per question as on the
-    # coding page (one colour per question, in codebook order).
-    colours = {q.key: index % 6 for index, q in enumerate(questions)}
+    # Each coder's quotes, listed under the item and marked in its text by review.js: one
+    # colour and underline style per coder (`by`, in name order; the legend numbers them),
+    # the question named. A coder's page never gets these (coding.views.code reads the
+    # coder's own evidence only).
     texts = {q.key: q.text for q in questions}
-    for coding in codings.independent.values():
-        coding.quotes = [{**quote, "question_text": texts.get(quote.get("question"), quote.get("question")),
-                          "colour": colours.get(quote.get("question"), 0)}
+    for n, coder in enumerate(coders):
+        coding = codings.independent[coder]
+        coding.by, coding.number = n % CODER_STYLES, n + 1
+        coding.quotes = [{**quote, "question_text": texts.get(quote.get("question"), quote.get("question"))}
                          for quote in coding.evidence if isinstance(quote, dict)]
     return {
         "study": study, "item": item, "content": content, "hidden": hidden, "coders": coders,
         "differing": any(row["differs"] for row in rows),
         "codings": [codings.independent[c] for c in coders], "rows": rows,
+        "quoted": any(codings.independent[c].quotes for c in coders),
         "errors": errors.get("__all__", []),
         "error_summary": [(f"question-{row['question'].key}", row["question"].text, message)
                           for row in rows for message in row["errors"]],
