@@ -16,6 +16,7 @@ from .codebooks import (
 )
 from .models import Assignment, Coding, Decision, Exposure, Item
 from .prepared import Slot, Statement
+from .suggestions import was_assisted
 
 # A session left open overnight is not eight hours of coding.
 MAX_SECONDS = 4 * 60 * 60
@@ -67,7 +68,7 @@ def record_coding(assignment, values, *, version=None, notes="", evidence=(),
     coding = Coding.objects.create(
         assignment=assignment, revision=last + 1, codebook_version=version, phase=phase,
         values=cleaned, notes=notes, evidence=list(evidence), unsure=unsure,
-        seconds_spent=seconds_spent,
+        seconds_spent=seconds_spent, assisted=was_assisted(assignment.pk),
     )
     Assignment.objects.filter(pk=assignment.pk).update(
         status=Assignment.Status.SUBMITTED, finished_at=timezone.now(), leased_until=None,
@@ -106,7 +107,9 @@ def phase_for(assignment):
     item = _item_now(assignment)
     if item.discussion_opened_at:
         return Coding.Phase.RECONCILIATION
-    if Exposure.objects.filter(assignment=assignment).exists():
+    # A model's suggestion makes a coding assisted (record_coding), not informed.
+    if Exposure.objects.filter(assignment=assignment).exclude(
+            kind=Exposure.Kind.SUGGESTION).exists():
         return Coding.Phase.INFORMED
     if item.study.show_feedback and Decision.objects.filter(item_id=item.pk).exists():
         return Coding.Phase.INFORMED
@@ -139,12 +142,12 @@ def check_work(version, notes, evidence):
 def independent_codings(study):
     """Each coder's last independent revision of each item: what reliability uses (rule 3).
 
-    Revisions made after the item's discussion opened (reconciliation) or after the
-    coder could see a decision (informed) are left out; so are skipped and released
-    assignments, which hold no coding.
+    Revisions made after the item's discussion opened (reconciliation), after the
+    coder could see a decision (informed) or a model's suggestion (assisted) are left
+    out; so are skipped and released assignments, which hold no coding.
     """
     latest = (Coding.objects.filter(assignment=OuterRef("assignment"),
-                                    phase=Coding.Phase.INDEPENDENT)
+                                    phase=Coding.Phase.INDEPENDENT, assisted=False)
               .order_by("-revision").values("pk")[:1])
     return Coding.objects.filter(assignment__item__study=study,
                                  assignment__item__deleted_at__isnull=True,

@@ -13,6 +13,7 @@ from ..blinding import coder_view
 from ..codings import NotHeld, latest_coding, save_draft, submit
 from ..models import Role
 from ..names import named_groups, namer
+from ..suggestions import suggestions_for
 from .serializers import (
     ARCHIVED_RESPONSE, CoderAssignmentSerializer, NotHeldSerializer, SampleSerializer, SkipSerializer,
     WorkSerializer,
@@ -31,11 +32,14 @@ def coder_payload(assignment):
         "draft": assignment.draft,
         "latest": latest and {"revision": latest.revision, "values": latest.values,
                               "notes": latest.notes, "evidence": latest.evidence,
-                              "unsure": latest.unsure, "submitted_at": latest.submitted_at},
+                              "unsure": latest.unsure, "submitted_at": latest.submitted_at,
+                              "assisted": latest.assisted},
         # Only once the item's discussion is open, to its coders (the study's choice).
         # Others by pseudonym unless the study shows names (coding.names).
         "discussion": [{"question": q.key, "answers": groups_payload(groups, name)}
                        for q, groups in adjudication.discussion_for(assignment)],
+        # Only in an assisted round, outside the reliability sample; recorded as shown.
+        "suggestions": list(suggestions_for(assignment).values()),
     }
 
 

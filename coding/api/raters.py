@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from workbench.api import JobSerializer
 from workbench.parsers import StrictJSONParser
 
-from .. import comparisons, raters_import
+from .. import comparisons, raters_import, suggestions
 from ..access import access_study
 from ..models import Comparison, Rater, Role
 from ..raters import add_comparison, add_rater, raters_of
@@ -174,6 +174,52 @@ class ComparisonDetail(APIView):
         return Response(comparisons.compute(comparison))
 
 
+class AssistedRoundSerializer(serializers.Serializer):
+    round = serializers.ChoiceField(choices=["main", "calibration"], help_text=(
+        "main or calibration. The calibration round is always blind, and so is a main round "
+        "whose every item is in the reliability sample: marking either is refused (400)."))
+    rater = serializers.CharField(allow_null=True, allow_blank=True, required=False, default=None,
+                                  help_text="The model rater whose answers are suggested; "
+                                  "null or empty: the round is blind.")
+    model_version = serializers.CharField(read_only=True)
+    config_hash = serializers.CharField(read_only=True)
+
+
+def assisted_payload(assisted):
+    return {"round": assisted.round, "rater": assisted.rater.name,
+            "model_version": assisted.rater.model_version,
+            "config_hash": assisted.rater.config_hash}
+
+
+class AssistedRoundList(APIView):
+    parser_classes = [StrictJSONParser]
+
+    @extend_schema(responses={200: AssistedRoundSerializer(many=True)})
+    def get(self, request, slug):
+        """The study's assisted rounds, each with the model rater whose answers its coders
+        see as suggestions (owners, adjudicators, viewers). A round not listed is blind."""
+        study = access_study(request.user, slug, roles=READERS)
+        return Response([assisted_payload(a) for a in suggestions.assisted_rounds(study)])
+
+    @extend_schema(request=AssistedRoundSerializer, responses={200: AssistedRoundSerializer,
+                                                                204: None})
+    def post(self, request, slug):
+        """Make a round assisted with a model rater's suggestions, or blind again with a null
+        rater (owners). Codings made while a suggestion was shown stay assisted."""
+        study = access_study(request.user, slug, roles=OWNERS)
+        data = AssistedRoundSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        round_, rater = data.validated_data["round"], data.validated_data.get("rater")
+        if not rater:
+            suggestions.mark_blind(study, request.user, round_)
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        try:
+            assisted = suggestions.mark_assisted(study, request.user, round_, rater)
+        except DjangoValidationError as error:
+            raise as_api_error(error) from None
+        return Response(assisted_payload(assisted))
+
+
 urlpatterns = [
     path("studies/<slug:slug>/raters/", RaterList.as_view(), name="api-raters"),
     path("studies/<slug:slug>/rater-codings/", RaterCodingImport.as_view(),
@@ -181,4 +227,6 @@ urlpatterns = [
     path("studies/<slug:slug>/comparisons/", ComparisonList.as_view(), name="api-comparisons"),
     path("studies/<slug:slug>/comparisons/<int:comparison_id>/", ComparisonDetail.as_view(),
          name="api-comparison"),
+    path("studies/<slug:slug>/assisted-rounds/", AssistedRoundList.as_view(),
+         name="api-assisted-rounds"),
 ]

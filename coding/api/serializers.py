@@ -55,10 +55,16 @@ class QuestionSerializer(serializers.ModelSerializer):
 
 class CodebookVersionSerializer(serializers.ModelSerializer):
     questions = QuestionSerializer(many=True, read_only=True)
+    translations = serializers.JSONField(read_only=True, help_text=(
+        "The questions' and options' texts in other languages: {language: {\"questions\": "
+        "{key: {text, definition, unit, options: {value: {label, definition, examples, "
+        "counter_examples}}}}}}; {} when there are none. Codings always store the keys "
+        "and values, never a translated text (docs/codebook-format.md)."))
 
     class Meta:
         model = CodebookVersion
-        fields = ["number", "status", "note", "created_at", "published_at", "questions"]
+        fields = ["number", "status", "note", "created_at", "published_at", "questions",
+                  "translations"]
 
 
 class CodebookSerializer(serializers.ModelSerializer):
@@ -148,6 +154,17 @@ class SkipSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=500)
 
 
+class SuggestionSerializer(serializers.Serializer):
+    """A model rater's answer shown as a suggestion, in an assisted round only (issue 16)."""
+
+    question = serializers.CharField(help_text="Question key.")
+    value = serializers.JSONField(help_text="The model's answer, as imported.")
+    shown = serializers.CharField(help_text="The answer as the coding page shows it.")
+    rater = serializers.CharField(help_text="The model rater's name.")
+    model_version = serializers.CharField()
+    config_hash = serializers.CharField(help_text="Hash of the model's prompt or configuration.")
+
+
 class CoderAssignmentSerializer(serializers.Serializer):
     """An assignment as its coder sees it: the blinded item, their draft, their latest coding."""
 
@@ -157,7 +174,13 @@ class CoderAssignmentSerializer(serializers.Serializer):
     item = serializers.DictField(help_text="id, round, snapshot number and the blinded content.")
     codebook_version = serializers.IntegerField()
     draft = serializers.DictField(allow_null=True)
-    latest = serializers.DictField(allow_null=True, help_text="Your latest submitted revision.")
+    latest = serializers.DictField(allow_null=True, help_text="Your latest submitted revision; "
+                                   "`assisted` when it was made after a suggestion was shown.")
+    suggestions = SuggestionSerializer(many=True, help_text=(
+        "Only in a round the owner made assisted, on items outside the reliability sample: "
+        "the model's answers, each marked as a suggestion with its provenance. Serving them "
+        "is recorded; every coding of this item from then on is assisted and kept out of "
+        "reliability. Empty otherwise, whatever the request asks."))
 
 
 class SampleSerializer(serializers.Serializer):

@@ -158,6 +158,9 @@ LONG_FIELDS = [
       categories=("independent", "informed", "reconciliation")),
     Field("independent", "boolean", "This revision is the coder's last independent one: "
           "the coding reliability is computed on."),
+    Field("assisted", "boolean", "Made after its coder was shown a model's suggested answer "
+          "on this item (an assisted round, issue 16): never independent, never in "
+          "reliability. Empty for raters."),
     Field("submitted_at", "datetime", "When this revision was submitted (UTC)."),
     Field("seconds_spent", "integer", "Seconds the coder spent on this revision."),
     Field("unsure", "boolean", "The coder flagged the item as unsure."),

@@ -249,19 +249,21 @@ def independent_count(study):
     revision has exactly one last one, so count those assignments."""
     return (Assignment.objects.filter(item__study=study, item__deleted_at__isnull=True)
             .filter(Exists(Coding.objects.filter(assignment=OuterRef("pk"),
-                                                 phase=Coding.Phase.INDEPENDENT)))
+                                                 phase=Coding.Phase.INDEPENDENT,
+                                                 assisted=False)))
             .count())
 
 
 def independent_codings(study):
     """The same rows as coding.codings.independent_codings(study) (each assignment's
-    highest revision with phase independent, on alive items), as an anti-join."""
+    highest unassisted revision with phase independent, on alive items), as an anti-join."""
     newer = Coding.objects.filter(assignment=OuterRef("assignment"),
-                                  phase=Coding.Phase.INDEPENDENT,
+                                  phase=Coding.Phase.INDEPENDENT, assisted=False,
                                   revision__gt=OuterRef("revision"))
     return Coding.objects.filter(assignment__item__study=study,
                                  assignment__item__deleted_at__isnull=True,
-                                 phase=Coding.Phase.INDEPENDENT).filter(~Exists(newer))
+                                 phase=Coding.Phase.INDEPENDENT,
+                                 assisted=False).filter(~Exists(newer))
 
 
 # --- items ---------------------------------------------------------------------------
@@ -340,7 +342,7 @@ def _withheld_everywhere(withheld, *columns):
 
 EMPTY = (None, "", [])  # an answer that is not there (coded_status's test)
 LONG_COMMON = ("item_id", "document_key", "coder", "round", "codebook_version", "revision",
-               "phase", "independent", "submitted_at", "seconds_spent", "unsure")
+               "phase", "independent", "assisted", "submitted_at", "seconds_spent", "unsure")
 
 
 def long(study, names):
@@ -364,7 +366,7 @@ def long_batches(study, names):
                             "assignment__item__document__key", "assignment__coder_id",
                             "assignment__item__round", "codebook_version_id",
                             "codebook_version__number", "revision", "phase", "submitted",
-                            "seconds_spent", "unsure", "answers"))
+                            "seconds_spent", "unsure", "answers", "assisted"))
     questions = {}  # codebook version id: ([keys], [(key, condition's question, wanted)])
 
     def asked(version_id):
@@ -407,7 +409,7 @@ def rater_batches(study):
              value, kind, model_version, config_hash, provenance) in chunk:
             for name, cell in zip(columns, (
                     item_id, key, rater, round_, version, len(previous) + 1, None, False,
-                    coded_at or imported_at, None, None, question,
+                    None, coded_at or imported_at, None, None, question,
                     value if type(value) is str else as_text(value), ANSWERED, kind,
                     provenance_text(model_version, config_hash, provenance))):
                 columns[name].append(cell)
@@ -430,22 +432,23 @@ class _LongRows:
         self.size = 0
 
     def add(self, revisions, asked, names):
-        """An assignment's revisions; the last with phase independent is the independent one."""
+        """An assignment's revisions; the last unassisted one with phase independent is the
+        independent one."""
         independent = None
         for coding in revisions:
-            if coding[8] == Coding.Phase.INDEPENDENT:
+            if coding[8] == Coding.Phase.INDEPENDENT and not coding[13]:
                 independent = coding
         appends = [column.append for column in self.common]
         add_value, add_status = self.values.append, self.statuses.append
         for coding in revisions:
             (_, item_id, document_key, coder_id, round_, version_id, version, revision, phase,
-             submitted_at, seconds_spent, unsure, values) = coding
+             submitted_at, seconds_spent, unsure, values, assisted) = coding
             values = parse_json(values)
             keys, conditions = asked(version_id)
             for append, value in zip(appends, (
                     item_id, document_key, names.get(coder_id), round_, version, revision,
-                    phase, coding is independent, parse_datetime(submitted_at), seconds_spent,
-                    unsure)):
+                    phase, coding is independent, assisted, parse_datetime(submitted_at),
+                    seconds_spent, unsure)):
                 append(value)
             self.counts.append(len(keys))
             self.size += len(keys)

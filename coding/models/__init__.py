@@ -7,12 +7,12 @@ from .disagreements import StoredDisagreement
 from .imports import ImportRun
 from .items import Item
 from .preferences import LanguagePreference
-from .raters import Comparison, Rater, RaterCoding
+from .raters import AssistedRound, Comparison, Rater, RaterCoding
 from .reliability import AgreementSnapshot
 from .studies import Invite, Membership, Role, Study
 
 __all__ = [
-    "AgreementSnapshot", "Assignment", "AuditEntry", "Codebook", "CodebookVersion", "Coding", "Comparison",
+    "AgreementSnapshot", "AssistedRound", "Assignment", "AuditEntry", "Codebook", "CodebookVersion", "Coding", "Comparison",
     "Decision", "Exposure",
     "Framework", "FrameworkScan", "ImportRun", "Invite", "Item", "LanguagePreference", "Landing", "Membership", "Method",
     "MethodLink", "Option", "OptionName", "Question", "Rater", "RaterCoding", "Role", "StoredDisagreement", "Study",

@@ -149,6 +149,9 @@ class Coding(models.Model):
     evidence = models.JSONField(default=list, blank=True)
     unsure = models.BooleanField(default=False)
     seconds_spent = models.PositiveIntegerField(null=True, blank=True)
+    # Made after its coder was shown a model's suggestion on the item (an Exposure of kind
+    # suggestion, written when the server served it): never feeds reliability (rule 8).
+    assisted = models.BooleanField(default=False)
     submitted_at = models.DateTimeField(auto_now_add=True)
 
     objects = CodingQuerySet.as_manager()
@@ -187,6 +190,7 @@ class Exposure(models.Model):
     class Kind(models.TextChoices):
         FEEDBACK = "feedback"  # the final decision, through the feedback page or API
         DISCUSSION = "discussion"  # the other coders' differing answers
+        SUGGESTION = "suggestion"  # a model rater's answer, in an assisted round
 
     assignment = models.ForeignKey(Assignment, related_name="exposures", on_delete=models.PROTECT)
     kind = models.CharField(max_length=16, choices=Kind.choices)

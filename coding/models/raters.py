@@ -113,3 +113,29 @@ class Comparison(models.Model):
     @property
     def second_name(self):
         return self.second.name if self.second_id else "final decisions"
+
+
+class AssistedRound(models.Model):
+    """A round whose coders see one model rater's answers beside the questions, marked as
+    suggestions with their provenance (issue 16). Opt-in by an owner, one model per round.
+
+    Never the calibration round and never an item of the reliability sample: those stay
+    blind (coding.suggestions refuses the one and shows nothing on the other). What a
+    coder was shown is kept as an Exposure of kind `suggestion`, and every coding made
+    after it is assisted (Coding.assisted): it never feeds reliability (rule 8)."""
+
+    study = models.ForeignKey(Study, related_name="assisted_rounds", on_delete=models.CASCADE)
+    round = models.CharField(max_length=16, choices=Item.Round.choices)
+    rater = models.ForeignKey(Rater, related_name="+", on_delete=models.PROTECT)
+    marked_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                  related_name="+", on_delete=models.SET_NULL)
+    marked_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["study", "round"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "round"], name="assisted_round_once"),
+        ]
+
+    def __str__(self):
+        return f"{self.study.slug} {self.round} assisted by {self.rater.name}"

@@ -11,11 +11,13 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import path
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
-from .. import comparisons, raters_import
+from .. import comparisons, raters_import, suggestions
 from ..access import access_study
-from ..models import Comparison, Rater, Role
+from ..models import Comparison, Item, Rater, Role
 from ..raters import add_comparison, add_rater, raters_of
 from .calibration import errors_of
 from .imports import save_upload
@@ -25,33 +27,53 @@ READERS = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
 
 
 class RaterForm(forms.Form):
-    kind = forms.ChoiceField(choices=Rater.Kind.choices)
-    name = forms.SlugField(max_length=64, help_text="As the files name it, e.g. gpt-labeller.")
-    model_version = forms.CharField(required=False, max_length=200)
+    kind = forms.ChoiceField(label=gettext_lazy("Kind"), choices=[
+        (Rater.Kind.PERSON, gettext_lazy("Person (a member of the study)")),
+        (Rater.Kind.MODEL, gettext_lazy("Model")),
+        (Rater.Kind.OUTSIDE, gettext_lazy("Outside source"))])
+    name = forms.SlugField(label=gettext_lazy("Name"), max_length=64,
+                           help_text=gettext_lazy("As the files name it, e.g. gpt-labeller."))
+    model_version = forms.CharField(label=gettext_lazy("Model version"), required=False,
+                                    max_length=200)
     config_hash = forms.CharField(required=False, max_length=128,
-                                  label="Prompt or configuration hash")
-    provenance = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    member = forms.CharField(required=False, help_text="For a person: the member's username.")
+                                  label=gettext_lazy("Prompt or configuration hash"))
+    provenance = forms.CharField(label=gettext_lazy("Provenance"), required=False,
+                                 widget=forms.Textarea(attrs={"rows": 2}))
+    member = forms.CharField(label=gettext_lazy("Member"), required=False,
+                             help_text=gettext_lazy("For a person: the member's username."))
 
 
 class UploadForm(forms.Form):
-    file = forms.FileField(help_text="CSV or JSON Lines: item, rater, question, value, "
-                           "evidence, coded_at.")
+    file = forms.FileField(label=gettext_lazy("File"), help_text=gettext_lazy(
+        "CSV or JSON Lines: item, rater, question, value, evidence, coded_at."))
     dry_run = forms.BooleanField(required=False, initial=True,
-                                 label="Dry run: only report what would change")
+                                 label=gettext_lazy("Dry run: only report what would change"))
 
 
 class ComparisonForm(forms.Form):
-    name = forms.CharField(max_length=200)
-    first = forms.ChoiceField(label="Rows")
-    second = forms.ChoiceField(label="Columns", required=False)
-    question = forms.SlugField(max_length=64, help_text="Question key, e.g. label.")
+    name = forms.CharField(label=gettext_lazy("Name"), max_length=200)
+    first = forms.ChoiceField(label=gettext_lazy("Rows"))
+    second = forms.ChoiceField(label=gettext_lazy("Columns"), required=False)
+    question = forms.SlugField(label=gettext_lazy("Question"), max_length=64,
+                               help_text=gettext_lazy("Question key, e.g. label."))
 
     def __init__(self, *args, raters=(), **kwargs):
         super().__init__(*args, **kwargs)
         names = [(r.name, f"{r.name} ({r.kind})") for r in raters]
         self.fields["first"].choices = names
-        self.fields["second"].choices = [("", "the final decisions"), *names]
+        self.fields["second"].choices = [("", _("the final decisions")), *names]
+
+
+class AssistedForm(forms.Form):
+    round = forms.ChoiceField(label=gettext_lazy("Round"), initial=Item.Round.MAIN, choices=[
+        (Item.Round.MAIN, gettext_lazy("main")),
+        (Item.Round.CALIBRATION, gettext_lazy("calibration"))])
+    rater = forms.ChoiceField(label=gettext_lazy("Suggest the answers of"), required=False)
+
+    def __init__(self, *args, raters=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["rater"].choices = [("", _("no one: the round is blind")), *[
+            (r.name, r.name) for r in raters if r.kind == Rater.Kind.MODEL]]
 
 
 @login_required
@@ -60,11 +82,11 @@ def raters_page(request, slug):
     study = access_study(request.user, slug, roles=READERS)
     raters = list(raters_of(study))
     forms_ = {"rater": RaterForm(), "import": UploadForm(),
-              "comparison": ComparisonForm(raters=raters)}
+              "comparison": ComparisonForm(raters=raters), "assisted": AssistedForm(raters=raters)}
     errors = {}
     if request.method == "POST":
         if Role.OWNER not in study.my_roles:
-            raise PermissionDenied("Only the study's owners change its raters.")
+            raise PermissionDenied(_("Only the study's owners change its raters."))
         action = request.POST.get("action", "")
         try:
             done = act(request, study, action, raters, forms_)
@@ -79,6 +101,7 @@ def raters_page(request, slug):
     return render(request, "coding/raters.html", {
         "study": study, "raters": raters, "comparisons": found, "forms": forms_,
         "errors": errors, "may_change": Role.OWNER in study.my_roles,
+        "assisted_rounds": suggestions.assisted_rounds(study),
     }, status=400 if errors else 200)
 
 
@@ -90,12 +113,12 @@ def act(request, study, action, raters, forms_):
         if data["member"]:
             found = study.memberships.filter(user__username=data["member"]).first()
             if found is None:
-                raise ValidationError({"member": f"no member {data['member']!r}"})
+                raise ValidationError({"member": _("no member %(name)r") % {"name": data["member"]}})
             member = found.user
         rater = add_rater(study, request.user, kind=data["kind"], name=data["name"],
                           model_version=data["model_version"], config_hash=data["config_hash"],
                           provenance=data["provenance"], member=member)
-        return f"Rater {rater.name} added."
+        return _("Rater %(name)s added.") % {"name": rater.name}
     if action == "import":
         form = forms_["import"] = UploadForm(request.POST, request.FILES)
         data = _valid(form)
@@ -106,8 +129,18 @@ def act(request, study, action, raters, forms_):
         data = _valid(form)
         comparison = add_comparison(study, request.user, name=data["name"], first=data["first"],
                                     second=data["second"] or None, question=data["question"])
-        return f"Comparison {comparison.name} added."
-    raise ValidationError("Unknown action.")
+        return _("Comparison %(name)s added.") % {"name": comparison.name}
+    if action == "assisted":
+        form = forms_["assisted"] = AssistedForm(request.POST, raters=raters)
+        data = _valid(form)
+        if not data["rater"]:
+            suggestions.mark_blind(study, request.user, data["round"])
+            return _("The %(round)s round is blind: no suggestions.") % {"round": data["round"]}
+        suggestions.mark_assisted(study, request.user, data["round"], data["rater"])
+        return _("The %(round)s round is assisted: coders see %(rater)s's answers as "
+                 "suggestions outside the reliability sample.") % {
+                     "round": data["round"], "rater": data["rater"]}
+    raise ValidationError(_("Unknown action."))
 
 
 def _valid(form):
@@ -123,7 +156,7 @@ def comparison_page(request, slug, comparison_id):
     comparison = (Comparison.objects.filter(study=study, pk=comparison_id)
                   .select_related("first", "second", "codebook").first())
     if comparison is None:
-        raise Http404("No such comparison.")
+        raise Http404(_("No such comparison."))
     result = comparisons.compute(comparison)
     rows = [{"label": label, "counts": counts, "total": total} for label, counts, total in
             zip(result["labels"], result["table"], result["row_totals"])]

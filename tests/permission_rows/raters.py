@@ -15,6 +15,7 @@ ROWS = {
     "api/studies/<slug:slug>/rater-codings/": {"POST": OWNER},
     "api/studies/<slug:slug>/comparisons/": {"GET": READ, "POST": OWNER},
     "api/studies/<slug:slug>/comparisons/<int:comparison_id>/": {"GET": READ},
+    "api/studies/<slug:slug>/assisted-rounds/": {"GET": READ, "POST": OWNER},
 }
 
 
