@@ -33,7 +33,6 @@ from django.utils import timezone
 
 from coding import queue
 from coding.models import Assignment, Coding, Decision, Item, Membership, Role
-from coding.codings import submit
 from coding.overview import study_overview
 from ingest.models import Document, Snapshot, content_sha256
 from tests import factories
@@ -494,61 +493,3 @@ def test_the_schema_documents_the_count_exact_flag(people, client_for):
     page = schema["components"]["schemas"]["PaginatedItemList"]
     assert page["required"] == ["count", "count_exact", "results"]
     assert page["properties"]["count_exact"]["type"] == "boolean"
-
-
-# --- the coder's hot path, statement by statement -------------------------------------
-
-# next item + submit: the statements each costs (savepoints included), pinned so that a
-# statement added to the hot path is a decision, not an accident (issue 13's 25 ms target
-# is met or missed by these). See docs/performance.md, "Submit path at 1M items".
-NEXT_ITEM_STATEMENTS = 9   # held? / lapsed leases / round / savepoint, lock, insert, taken+1, release
-SUBMIT_STATEMENTS = {
-    # the published version; savepoint, lock the assignment, its last revision, a model's
-    # suggestion shown?, insert the coding, update the assignment, lock the item, its
-    # codings; not complete: clear its stored disagreements; release; after commit: the
-    # agreement job already waiting?
-    "first of two": 13,
-    # ... complete: its decisions read, the agreed ones inserted, stored disagreements kept
-    "completing, agreeing": 15,
-    "completing, differing": 16,
-}
-
-
-def hot_path_counts(study, capture):
-    newcomer, second = (factories.user(f"{name}-{study.slug}") for name in ("nina", "nora"))
-    for person in (newcomer, second):
-        Membership.objects.create(study=study, user=person, role=Role.CODER,
-                                  calibration_waived=True)
-    answers = {"label": "analysis", "size_b": 7, "failures": ["none"], "code_released": "no"}
-    counts = {}
-    with CaptureQueriesContext(connection) as queries:
-        assignment = queue.next_item(study, newcomer)
-    counts["next item"] = len(queries)
-    for name, person, values in (("first of two", newcomer, answers),
-                                 ("completing, agreeing", second, answers)):
-        if person is second:
-            assignment = queue.assign(assignment.item, second)
-        assignment = Assignment.objects.select_related("item__study", "item__snapshot").get(
-            pk=assignment.pk)
-        with CaptureQueriesContext(connection) as queries, capture(execute=True):
-            submit(assignment, values, evidence=[
-                {"question": "label", "field": "abstract", "quote": "Invented abstract"}])
-        counts[name] = len(queries)
-    third = factories.user(f"nell-{study.slug}")
-    Membership.objects.create(study=study, user=third, role=Role.CODER, calibration_waived=True)
-    item = Item.objects.filter(study=study, round="main", taken=0).order_by("pk").first()
-    for person, values in ((newcomer, answers), (third, {**answers, "code_released": "yes"})):
-        assignment = Assignment.objects.select_related("item__study", "item__snapshot").get(
-            pk=queue.assign(item, person).pk)
-        with CaptureQueriesContext(connection) as queries, capture(execute=True):
-            submit(assignment, values)
-    counts["completing, differing"] = len(queries)
-    return counts
-
-
-def test_next_item_and_submit_take_the_pinned_statements_at_any_size(
-        studies, django_capture_on_commit_callbacks):
-    counts = {size: hot_path_counts(study, django_capture_on_commit_callbacks)
-              for size, study in studies.items()}
-    assert counts[SMALL] == counts[LARGE] == {"next item": NEXT_ITEM_STATEMENTS,
-                                              **SUBMIT_STATEMENTS}
