@@ -17,9 +17,12 @@ question (chosen or not), a table of the decided values by inclusion:
   included; so the odds ratio is the odds of inclusion among papers with the first
   answer over the odds among the others: above 1, the first answer goes with inclusion.
 - Larger tables (R x 2, a single choice with more than two answers used): the
-  Freeman-Halton extension of Fisher's test, its p-value from 20,000 random tables with
-  the same margins (scipy, seeded, so the same data give the same p), and each
-  answer's odds ratio against all other answers with its interval.
+  Freeman-Halton extension of Fisher's test (freeman_halton below). Exact where the
+  tables with the observed margins number at most EXACT_TABLES: every one enumerated,
+  p the sum of the probabilities of those no more probable than the observed table
+  (with R's fisher.test relative tolerance of 1e-7). Beyond that, Monte Carlo: p from
+  RESAMPLES random tables with the same margins (scipy, seed SEED, so the same data give
+  the same p). Each answer's odds ratio against all other answers, with its interval.
 - Across every test of the analysis, Holm's (1979) step-down adjustment (family-wise
   error) and Benjamini-Hochberg's (1995) false discovery rate, both via statsmodels.
 
@@ -36,6 +39,8 @@ from .models import Decision, Item, MethodLink, Question
 
 RESAMPLES = 20_000
 SEED = 0
+EXACT_TABLES = 1_000_000  # up to this many tables with the observed margins: exact p
+TOLERANCE = 1e-7  # a table counts as "no more probable" within this relative error
 CONFIDENCE = 0.95
 ORIENTATION = (
     "Rows: the first answer (yes, chosen, or the codebook's first option), then the rest; "
@@ -44,8 +49,10 @@ ORIENTATION = (
 TEST_RULE = (
     "2 x 2 tables: Fisher's exact test, two-sided, and the sample odds ratio ad/bc with "
     "Woolf's 95% interval. Larger tables (a question with more than two answers used): the "
-    "Freeman-Halton extension of Fisher's test, p from 20,000 random tables with the same "
-    "margins (seeded), with each answer's odds ratio against all other answers.")
+    "Freeman-Halton extension of Fisher's test, two-sided, exact (every table with the "
+    f"observed margins enumerated) when there are at most {EXACT_TABLES:,} such tables, "
+    f"else Monte Carlo over {RESAMPLES:,} random tables with the same margins (seed {SEED}); "
+    "each row says which. Each answer's odds ratio is against all other answers.")
 ADJUSTMENT = (
     "p-values adjusted across every test shown: Holm (1979), controlling the family-wise "
     "error rate, and Benjamini-Hochberg (1995), controlling the false discovery rate.")
@@ -161,7 +168,7 @@ def _field(field, chosen, values, included):
     table = [counts[a] for a in rows]
     row = {"name": name, "question": key, "kind": kind, "answers": rows,
            "included": [t[0] for t in table], "not_included": [t[1] for t in table],
-           "left_out": left_out, "test": None, "p": None, "odds_ratio": None,
+           "left_out": left_out, "test": None, "p": None, "p_method": None, "odds_ratio": None,
            "odds_ratios": [], "note": ""}
     if len(rows) < 2 or not all(sum(column) for column in zip(*table)):
         row["note"] = ("Nothing to compare: one answer only, or every paper on one side "
@@ -170,16 +177,66 @@ def _field(field, chosen, values, included):
     if len(rows) == 2:
         row["test"] = "fisher"
         row["p"] = float(stats.fisher_exact(table, alternative="two-sided").pvalue)
+        row["p_method"] = "exact"
         row["odds_ratio"] = {"answer": rows[0], **_odds(table)}
         return row
     row["test"] = "freeman_halton"
-    method = stats.MonteCarloMethod(n_resamples=RESAMPLES, rng=np.random.default_rng(SEED))
-    row["p"] = float(stats.fisher_exact(table, method=method).pvalue)
+    row["p"], row["p_method"] = freeman_halton(table)
     totals = np.sum(table, axis=0)
     for answer, counts_ in zip(rows, table):
         rest = (totals - np.array(counts_)).tolist()
         row["odds_ratios"].append({"answer": answer, **_odds([counts_, rest])})
     return row
+
+
+def freeman_halton(table):
+    """(p, how) of the Freeman-Halton test of an R x 2 table, two-sided: how is "exact"
+    when at most EXACT_TABLES tables share its margins (all enumerated), else "monte
+    carlo: RESAMPLES tables, seed SEED"."""
+    table = np.asarray(table, dtype=np.int64)
+    rows, first = table.sum(axis=1), int(table[:, 0].sum())
+    if _tables_with_margins(rows, first) <= EXACT_TABLES:
+        return _exact_p(table, rows, first), "exact"
+    method = stats.MonteCarloMethod(n_resamples=RESAMPLES, rng=np.random.default_rng(SEED))
+    return (float(stats.fisher_exact(table, method=method).pvalue),
+            f"monte carlo: {RESAMPLES} tables, seed {SEED}")
+
+
+def _tables_with_margins(rows, first):
+    """How many R x 2 tables have these row totals and this first column's total."""
+    ways = np.zeros(first + 1)
+    ways[0] = 1
+    for total in rows:
+        ways = np.convolve(ways, np.ones(total + 1))[:first + 1]
+    return ways[first]
+
+
+def _exact_p(table, rows, first):
+    """Every first column x (0 <= x_i <= row total, summing to `first`), built row by row
+    and pruned to partial columns some table completes; each table's log probability
+    sum log C(r_i, x_i) - log C(N, first) (the multivariate hypergeometric)."""
+    from scipy.special import gammaln
+
+    def log_choose(n, k):
+        return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+
+    sums, logs = np.zeros(1, dtype=np.int64), np.zeros(1)
+    left = int(rows.sum())
+    for total in rows:
+        left -= int(total)
+        # Only the x_i some table completes: never more partial columns than tables.
+        low = np.maximum(0, first - sums - left)
+        high = np.minimum(total, first - sums)
+        counts = high - low + 1
+        starts = np.repeat(low - np.cumsum(counts) + counts, counts)
+        x = np.arange(int(counts.sum())) + starts
+        sums = np.repeat(sums, counts) + x
+        logs = np.repeat(logs, counts) + log_choose(total, x)
+    logs -= log_choose(int(rows.sum()), first)
+    observed = float(np.sum(log_choose(rows, table[:, 0]))) - log_choose(int(rows.sum()), first)
+    # R's fisher.test: tables with d <= d_observed * (1 + 1e-7) count.
+    p = np.exp(logs[logs <= observed + np.log1p(TOLERANCE)]).sum()
+    return float(min(p, 1.0))
 
 
 def _odds(table):
@@ -213,7 +270,8 @@ def _adjust(fields):
 # --- the export table -----------------------------------------------------------
 
 COLUMNS = ("field", "question", "kind", "answer", "included", "not_included", "left_out",
-           "test", "p", "p_holm", "p_bh", "odds_ratio", "odds_ratio_low", "odds_ratio_high")
+           "test", "p", "p_method", "p_holm", "p_bh", "odds_ratio", "odds_ratio_low",
+           "odds_ratio_high")
 
 
 def table_rows(analysis):
@@ -228,5 +286,6 @@ def table_rows(analysis):
             yield {"field": f["name"], "question": f["question"], "kind": f["kind"],
                    "answer": answer, "included": inc, "not_included": out,
                    "left_out": f["left_out"], "test": f["test"], "p": f["p"],
+                   "p_method": f.get("p_method"),
                    "p_holm": f["p_holm"], "p_bh": f["p_bh"], "odds_ratio": ratio.get("value"),
                    "odds_ratio_low": ratio.get("low"), "odds_ratio_high": ratio.get("high")}

@@ -23,7 +23,9 @@ class InclusionAnalysis(APIView):
             "available, reason (when not), population, papers, included, not_included, "
             "orientation, test_rule, adjustment, source, confidence; fields[]: name, "
             "question, kind (yes_no, single, option), answers[], included[], not_included[] "
-            "(counts per answer), left_out, test (fisher, freeman_halton or null), p, "
+            "(counts per answer), left_out, test (fisher, freeman_halton or null), p, p_method "
+            "(exact, or 'monte carlo: 20000 tables, seed 0' beyond 1,000,000 tables with the "
+            "observed margins), "
             "p_holm, p_bh, odds_ratio {answer, value, low, high} (2 x 2), odds_ratios[] "
             "(larger tables: each answer against the rest), note."))})
     def get(self, request, slug):

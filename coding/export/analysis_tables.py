@@ -63,9 +63,12 @@ INCLUSION_FIELDS = [
     Field("left_out", "integer", "Papers without a decided answer to the field (undecided, "
           "missing or not applicable): not in its table."),
     s("test", "fisher (2 x 2: Fisher's exact test, two-sided) or freeman_halton (larger: "
-      "Freeman-Halton, Monte Carlo p over 20,000 tables with the same margins, seeded); "
-      "empty when there is nothing to compare."),
+      "the Freeman-Halton extension, two-sided; see p_method); empty when there is nothing "
+      "to compare."),
     Field("p", "number", "The field's p-value (two-sided), the same on each of its rows."),
+    s("p_method", "How p was computed: exact (Fisher's test; Freeman-Halton with every table "
+      "of the observed margins enumerated, done when there are at most 1,000,000 of them), "
+      "or 'monte carlo: 20000 tables, seed 0' (Freeman-Halton beyond that)."),
     Field("p_holm", "number", "p adjusted by Holm's (1979) step-down method across every "
                               "test of the table."),
     Field("p_bh", "number", "p adjusted by Benjamini-Hochberg's (1995) false discovery rate "

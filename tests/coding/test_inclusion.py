@@ -113,10 +113,64 @@ def test_a_question_with_more_than_two_answers_gets_freeman_halton(tracked):
     venue = field(analysis, "venue")
     assert venue["answers"] == VENUES and venue["test"] == "freeman_halton"
     assert 0 < venue["p"] <= 1 and venue["odds_ratio"] is None
+    assert venue["p_method"] == "exact"
+    rows = [[a, b] for a, b in zip(venue["included"], venue["not_included"])]
+    assert venue["p"] == pytest.approx(brute_force_freeman_halton(rows), rel=1e-9)
+    assert "1,000,000" in analysis["test_rule"] and "seed 0" in analysis["test_rule"]
     assert [r["answer"] for r in venue["odds_ratios"]] == VENUES
     assert analyse(tracked, GENERAL_ONLY)["fields"] == analysis["fields"]
     label = field(analyse(tracked), "label")
     assert label["answers"] == ["rl_method", "analysis"] and label["included"] == [7, 3]
+
+
+def brute_force_freeman_halton(table):
+    """Every R x 2 table with the same margins, one by one (itertools and math.comb):
+    p = the probabilities of the tables no more probable than the observed one."""
+    import itertools
+    from math import comb
+
+    rows = [a + b for a, b in table]
+    first, n = sum(a for a, _ in table), sum(rows)
+
+    def probability(column):
+        return math.prod(comb(r, x) for r, x in zip(rows, column)) / comb(n, first)
+
+    observed = probability([a for a, _ in table])
+    return sum(p for column in itertools.product(*(range(r + 1) for r in rows))
+               if sum(column) == first and (p := probability(column)) <= observed * (1 + 1e-7))
+
+
+@pytest.mark.parametrize("table", [
+    [[3, 1], [1, 3]],  # Fisher's (1935) tea-tasting table, two-sided p = 0.4857
+    [[2, 4], [5, 4]],  # docs/analysis.md's code_released table
+    [[4, 1], [2, 3], [0, 5]],
+    [[7, 3], [2, 9], [5, 5], [1, 6]],
+    [[12, 2], [3, 8], [6, 6], [0, 4], [9, 1]],
+])
+def test_exact_freeman_halton_matches_fishers_test_and_a_brute_force_enumeration(table):
+    from scipy import stats
+
+    from coding.inclusion import freeman_halton
+
+    p, how = freeman_halton(table)
+    assert how == "exact"
+    assert p == pytest.approx(brute_force_freeman_halton(table), rel=1e-9)
+    if len(table) == 2:
+        assert p == pytest.approx(stats.fisher_exact(table).pvalue, rel=1e-9)
+    if table == [[3, 1], [1, 3]]:
+        assert round(p, 4) == 0.4857
+
+
+def test_freeman_halton_beyond_the_exact_limit_is_monte_carlo_stated_and_close(monkeypatch):
+    from coding import inclusion
+
+    table = [[7, 3], [2, 9], [5, 5], [1, 6]]
+    exact, _ = inclusion.freeman_halton(table)
+    monkeypatch.setattr(inclusion, "EXACT_TABLES", 10)
+    p, how = inclusion.freeman_halton(table)
+    assert how == "monte carlo: 20000 tables, seed 0"
+    assert p == pytest.approx(exact, abs=0.01)  # 20,000 draws: standard error below 0.004
+    assert inclusion.freeman_halton(table) == (p, how)  # seeded
 
 
 def test_a_study_without_the_tracker_says_why(alpha):
