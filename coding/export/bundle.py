@@ -27,7 +27,7 @@ from django.db.models import Count, Max
 from django.utils.text import slugify
 
 from coding.blinding import CODER_LEVEL, KINDS, OWNER_LEVEL, withheld_names
-from coding.models import Coding, Decision, Item
+from coding.models import Coding, Decision, Item, RaterCoding
 
 from . import analysis_tables, rows
 from .fields import (DECISION_FIELDS, LONG_FIELDS, STATUS_NOTE, item_fields, wide_fields,
@@ -81,7 +81,9 @@ def estimate_rows(study, shapes):
                             if c.current_version()), default=1))
     per_shape = {
         "items": items, "wide": items,
-        "long": Coding.objects.filter(assignment__item__study=study).count() * questions,
+        # Codings fill a row per question; raters' imported answers a row each.
+        "long": Coding.objects.filter(assignment__item__study=study).count() * questions
+        + RaterCoding.objects.filter(rater__study=study, item__deleted_at__isnull=True).count(),
         "decisions": Decision.objects.filter(item__study=study).count(),
         "reliability": 0, "inclusion": 0,
     }

@@ -362,3 +362,21 @@ def test_the_export_long_table_carries_rater_answers_with_kind_and_provenance(
     assert set(coders.coder) == {"coder_1"} and coders.rater_provenance.isna().all()
     assert not model.independent.astype(bool).any()
     assert "rater_kind" in json.dumps(data_dictionary(path), default=str)
+
+
+def test_export_progress_counts_rater_rows(screening, tmp_path):
+    """The export job's progress estimate counts raters' imported answers (a long row each):
+    it once counted codings only, so a bundle with model labels ran past its total."""
+    from coding.export.bundle import build_bundle, estimate_rows
+
+    rater(screening)
+    model, _person = labels_for(200, seed=3)
+    import_codings(screening, jsonl([
+        {"item": item.document.key, "rater": "gpt-labeller", "question": "label", "value": v}
+        for item, v in zip(screening.papers, model)]), "jsonl")
+    assert estimate_rows(screening, ["long"]) == 200
+    reports = []
+    written = build_bundle(screening, tmp_path / "bundle.zip", shapes=["long"], fmt="csv",
+                           report=lambda done, total, message: reports.append((done, total)))
+    assert written["rows"]["long"] == 200
+    assert reports[-1] == (200, 200)
