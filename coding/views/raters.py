@@ -12,7 +12,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import path
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from .. import comparisons, raters_import, suggestions
@@ -52,8 +52,8 @@ class UploadForm(forms.Form):
 
 class ComparisonForm(forms.Form):
     name = forms.CharField(label=gettext_lazy("Name"), max_length=200)
-    first = forms.ChoiceField(label=gettext_lazy("Rows"))
-    second = forms.ChoiceField(label=gettext_lazy("Columns"), required=False)
+    first = forms.ChoiceField(label=pgettext_lazy("comparison table", "Rows"))
+    second = forms.ChoiceField(label=pgettext_lazy("comparison table", "Columns"), required=False)
     question = forms.SlugField(label=gettext_lazy("Question"), max_length=64,
                                help_text=gettext_lazy("Question key, e.g. label."))
 
