@@ -6,13 +6,16 @@ The queue, the submission and the import call `check_open`; `coding.middleware` 
 the refusal into a 409 page or a 409 `{"code": "archived"}` answer of the API.
 """
 
+from django.utils.translation import gettext as _
+
 
 class StudyArchived(Exception):
     code = "archived"
 
     def __init__(self, study):
-        super().__init__(f"The study “{study.name}” is archived: it takes no new work (no items "
-                         "handed out, no codings submitted, no imports). An owner can restore it.")
+        super().__init__(_("The study “%(name)s” is archived: it takes no new work (no items "
+                           "handed out, no codings submitted, no imports). An owner can restore "
+                           "it.") % {"name": study.name})
         self.study = study
 
 

@@ -25,8 +25,10 @@ from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.http import Http404
+from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
 
 from . import audit
 from .models import Assignment, Invite, Membership, Role
@@ -55,18 +57,18 @@ def find_user(*, username="", email=""):
     if email:
         found = list(users.filter(email__iexact=email.strip())[:2])
         if len(found) > 1:
-            raise ValidationError({"email": "Several accounts use this address: give the "
-                                             "username instead."})
+            raise ValidationError({"email": _("Several accounts use this address: give the "
+                                               "username instead.")})
         field = "email"
     else:
         name = username.strip()
         found = list(users.filter(username=name)[:1]) or list(users.filter(username__iexact=name)[:2])
         field = "username"
     if len(found) != 1:
-        raise ValidationError({field: "No account by that name. To add someone without an "
-                                      "account, invite them with a link."})
+        raise ValidationError({field: _("No account by that name. To add someone without an "
+                                        "account, invite them with a link.")})
     if not found[0].is_active:
-        raise ValidationError({field: "This account is disabled."})
+        raise ValidationError({field: _("This account is disabled.")})
     return found[0]
 
 
@@ -75,9 +77,26 @@ def live_members(study):
             .order_by("user__username", "role"))
 
 
+def role_label(role):
+    """A role's label in the reader's language ("Coder", 编码员); a key that is not a role
+    (an old audit entry), as it is."""
+    return _(Role(role).label) if role in Role.values else role
+
+
+def role_words(role):
+    """A role as a sentence names it: "coder" in English."""
+    return role_label(role).lower()
+
+
+def role_choices():
+    """Role choices for a form, labelled in the reader's language."""
+    return [(role, role_label(role)) for role in Role.values]
+
+
 def check_role(role, field="role"):
     if role not in Role.values:
-        raise ValidationError({field: f"Not a role: choose one of {', '.join(Role.values)}."})
+        raise ValidationError({field: _("Not a role: choose one of %(roles)s.")
+                               % {"roles": ", ".join(Role.values)}})
 
 
 def add_member(study, user, role, actor):
@@ -94,7 +113,7 @@ def add_member(study, user, role, actor):
 def _grant(study, user, role):
     row = Membership.objects.select_for_update().filter(study=study, user=user, role=role).first()
     if row is not None and row.deleted_at is None:
-        raise ValidationError({"role": f"{user.username} already is {role} in this study."})
+        raise ValidationError({"role": already_member(user, role)})
     if row is not None:
         row.deleted_at = None
         row.save(update_fields=["deleted_at"])
@@ -103,7 +122,12 @@ def _grant(study, user, role):
         with transaction.atomic():  # a parallel add of the same role breaks the unique index
             return Membership.objects.create(study=study, user=user, role=role), False
     except IntegrityError:
-        raise ValidationError({"role": f"{user.username} already is {role} in this study."}) from None
+        raise ValidationError({"role": already_member(user, role)}) from None
+
+
+def already_member(user, role):
+    return _("%(name)s already is %(role)s in this study.") % {
+        "name": user.username, "role": role_words(role)}
 
 
 def change_role(membership, role, actor):
@@ -145,7 +169,7 @@ def _lock_for_ending(membership):
     if row is None:
         raise Http404("No such member.")
     if row.role == Role.OWNER and owners == [row.pk]:
-        raise Refused("A study needs an owner: make someone else owner first.")
+        raise Refused(_("A study needs an owner: make someone else owner first."))
     return row
 
 
@@ -192,7 +216,8 @@ def create_invite(study, role, actor, *, note="", email="", days=INVITE_DAYS):
     """A new invite; returns (invite, token). The token is kept nowhere: show it now."""
     check_role(role)
     if not isinstance(days, int) or not 1 <= days <= MAX_INVITE_DAYS:
-        raise ValidationError({"days": f"An invite lasts 1 to {MAX_INVITE_DAYS} days."})
+        raise ValidationError({"days": _("An invite lasts 1 to %(max)d days.")
+                               % {"max": MAX_INVITE_DAYS}})
     token = secrets.token_urlsafe(32)
     with transaction.atomic():
         invite = Invite.objects.create(
@@ -225,16 +250,22 @@ def send_invite(invite, link):
     True if sent; a failure is logged (without the link) and the owner gives it by hand."""
     if not (invite.email and mail_configured()):
         return False
-    study = invite.study
-    body = (f"You are invited to take part in the study “{study.name}” as {invite.role} "
-            f"on the coding workbench.\n\nOpen this link to choose a username and password "
-            f"(it works once, until {invite.expires_at:%Y-%m-%d %H:%M} UTC):\n\n{link}\n")
+    context = {"study": invite.study, "invite": invite, "link": link}
+    with translation.override(invite_language(invite)):
+        subject = render_to_string("coding/email/invite_subject.txt", context).strip()
+        body = render_to_string("coding/email/invite_body.txt", context)
     try:
-        send_mail(f"Invitation to {study.name}", body, None, [invite.email])
+        send_mail(subject, body, None, [invite.email])
     except (smtplib.SMTPException, OSError) as error:
         log.warning("invite %s: mail to its address failed: %s", invite.pk, type(error).__name__)
         return False
     return True
+
+
+def invite_language(invite):
+    """The language an invitation is written in: the language of the person who makes it
+    (the page they are reading), as the invitee's own is not known before they join."""
+    return translation.get_language() or settings.LANGUAGE_CODE
 
 
 def revoke_invite(invite, actor):
@@ -244,7 +275,7 @@ def revoke_invite(invite, actor):
                                         revoked_at__isnull=True).update(revoked_at=timezone.now())
         invite.refresh_from_db()
         if invite.used_at:
-            raise Refused("This invite was already used; remove the member instead.")
+            raise Refused(_("This invite was already used; remove the member instead."))
         if changed:
             audit.record(actor, invite.study, "invite.revoke", f"invite {invite.pk} as {invite.role}",
                          invite=invite.pk, role=invite.role)
@@ -266,14 +297,15 @@ def find_invite(token):
 def check_usable(invite):
     state = invite_state(invite)
     if state == USED:
-        raise InviteGone("This invitation link was already used. Ask the study's owner for a "
-                         "new one if you still need to join.")
+        raise InviteGone(_("This invitation link was already used. Ask the study's owner for "
+                           "a new one if you still need to join."))
     if state == REVOKED:
-        raise InviteGone("This invitation was withdrawn by the study's owner.")
+        raise InviteGone(_("This invitation was withdrawn by the study's owner."))
     if state == EXPIRED:
-        raise InviteGone("This invitation link has expired. Ask the study's owner for a new one.")
+        raise InviteGone(_("This invitation link has expired. Ask the study's owner for a new "
+                           "one."))
     if invite.study.archived_at:
-        raise InviteGone("This study is archived: it takes no new members.")
+        raise InviteGone(_("This study is archived: it takes no new members."))
 
 
 class AccountForm(UserCreationForm):
@@ -302,12 +334,13 @@ def accept_invite(token, *, user=None, account=None):
         if new_account:
             user = _create_account(account, invite)
         elif invite.role in study.roles_of(user):
-            raise ValidationError({"token": f"You already are {invite.role} in {study.name}; "
-                                            "this invite is left for someone else."})
-        membership, _ = _grant(study, user, invite.role)
+            raise ValidationError({"token": _(
+                "You already are %(role)s in %(study)s; this invite is left for someone "
+                "else.") % {"role": role_words(invite.role), "study": study.name}})
+        membership, _revived = _grant(study, user, invite.role)
         used = Invite.objects.filter(pk=invite.pk, used_at__isnull=True, revoked_at__isnull=True)
         if not used.update(used_at=timezone.now(), used_by=user):
-            raise InviteGone("This invitation link was already used.")
+            raise InviteGone(_("This invitation link was already used."))
         audit.record(user, study, "invite.use", f"{invite.role} {user.username}",
                      invite=invite.pk, role=invite.role, user=user.username,
                      new_account=new_account)
@@ -321,5 +354,6 @@ def _create_account(account, invite):
             user.email = invite.email
             user.save()
     except IntegrityError:  # the username was taken between the form's check and now
-        raise ValidationError({"username": "A user with that username already exists."}) from None
+        raise ValidationError({"username": _("A user with that username already exists.")}) \
+            from None
     return user

@@ -6,6 +6,7 @@ others coded an item, nor whether they agreed.
 
 from django.db.models import Count, Q
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 
 from ingest.models import Document
 
@@ -13,6 +14,7 @@ from .access import CAN_SEE_ALL_CODINGS
 from .agreement_report import SEES_AGREEMENT
 from .blinding import hides_inclusion
 from .models import Assignment, Item, Role
+from .members import role_label
 from .queue import held_items
 
 
@@ -21,7 +23,7 @@ def study_overview(study, user):
     assignments by status, one pass over the items for the pool and the progress, and
     the items held now."""
     roles = study.roles_of(user)
-    card = {"study": study, "roles": sorted(Role(r).label for r in roles)}
+    card = {"study": study, "roles": sorted(role_label(r) for r in roles)}
     if Role.CODER in roles:
         card["mine"] = Assignment.objects.filter(study=study, coder=user).aggregate(
             submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
@@ -69,21 +71,21 @@ def _pool_and_progress(study, pool, progress):
 # (label, url name, who sees it, hint), in the order of a study's life.
 ANALYSTS = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
 ACTIONS = [
-    ("Code next item", "code-next", {Role.CODER},
-     "Blind coding, keyboard first. Press ? on the page for the keys."),
-    ("Import", "import", {Role.OWNER}, "Fill the pool from arXiv or GitHub, with screening."),
-    ("Queue", "queue", {Role.OWNER}, "Progress per coder and round; the reliability sample."),
-    ("Calibration", "calibration", {Role.OWNER},
-     "Calibration items, your reference answers, the pass threshold, who passed."),
-    ("Review disagreements", "review-queue", {Role.ADJUDICATOR, Role.OWNER},
-     "Compare the codings side by side and decide the final values."),
-    ("Agreement", "agreement", SEES_AGREEMENT,
-     "Reliability per question, over time, and a report for the paper."),
-    ("Export", "export", ANALYSTS, "The coded dataset with its data dictionary, for pandas or R."),
-    ("Method catalog", "catalog", ANALYSTS,
-     "When each method landed in each framework (hidden from coders)."),
-    ("All codings", "coding-list", CAN_SEE_ALL_CODINGS, "Every submitted coding, by coder."),
-    ("Settings", "study-settings", {Role.OWNER}, "Overlap, blinded fields, adjudication rules."),
+    (_("Code next item"), "code-next", {Role.CODER},
+     _("Blind coding, keyboard first. Press ? on the page for the keys.")),
+    (_("Import"), "import", {Role.OWNER}, _("Fill the pool from arXiv or GitHub, with screening.")),
+    (_("Queue"), "queue", {Role.OWNER}, _("Progress per coder and round; the reliability sample.")),
+    (_("Calibration"), "calibration", {Role.OWNER},
+     _("Calibration items, your reference answers, the pass threshold, who passed.")),
+    (_("Review disagreements"), "review-queue", {Role.ADJUDICATOR, Role.OWNER},
+     _("Compare the codings side by side and decide the final values.")),
+    (_("Agreement"), "agreement", SEES_AGREEMENT,
+     _("Reliability per question, over time, and a report for the paper.")),
+    (_("Export"), "export", ANALYSTS, _("The coded dataset with its data dictionary, for pandas or R.")),
+    (_("Method catalog"), "catalog", ANALYSTS,
+     _("When each method landed in each framework (hidden from coders).")),
+    (_("All codings"), "coding-list", CAN_SEE_ALL_CODINGS, _("Every submitted coding, by coder.")),
+    (_("Settings"), "study-settings", {Role.OWNER}, _("Overlap, blinded fields, adjudication rules.")),
 ]
 
 
@@ -92,11 +94,11 @@ def _actions(study, roles):
                for label, name, who, hint in ACTIONS if roles & who
                and not (name == "catalog" and hides_inclusion(study, roles))]
     if Role.CODER in roles and not roles & CAN_SEE_ALL_CODINGS:
-        actions.append(("My codings", reverse("coding-list", args=[study.slug]),
-                        "What you have submitted so far."))
+        actions.append((_("My codings"), reverse("coding-list", args=[study.slug]),
+                        _("What you have submitted so far.")))
     if Role.CODER in roles and study.show_feedback:
-        actions.append(("Feedback", reverse("feedback", args=[study.slug]),
-                        "Where your answers differed from the final decisions."))
-    actions.append(("Codebooks", reverse("study-detail", args=[study.slug]) + "#codebooks",
-                    "Read each question's definition and examples."))
+        actions.append((_("Feedback"), reverse("feedback", args=[study.slug]),
+                        _("Where your answers differed from the final decisions.")))
+    actions.append((_("Codebooks"), reverse("study-detail", args=[study.slug]) + "#codebooks",
+                    _("Read each question's definition and examples.")))
     return actions

@@ -14,6 +14,7 @@ from datetime import date
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop
 
 from ingest.imports import run_import
 from ingest.jobs import error_logger, warning_logger
@@ -25,8 +26,9 @@ from .archive import check_open
 from .models import ImportRun, Item
 from .queue import new_item_fields
 
-RULES = {"date_range": "outside the date range", "categories": "not in the chosen categories",
-         "query": "does not match the query"}
+RULES = {"date_range": gettext_noop("outside the date range"),
+         "categories": gettext_noop("not in the chosen categories"),
+         "query": gettext_noop("does not match the query")}
 
 
 @dataclass
@@ -243,6 +245,6 @@ def screening_flow(study):
         for rule, n in (run.counts.get("excluded") or {}).items():
             totals["excluded"][rule] = totals["excluded"].get(rule, 0) + n
     totals["excluded_total"] = sum(totals["excluded"].values())
-    totals["excluded_named"] = {RULES.get(rule, rule): n
+    totals["excluded_named"] = {gettext(RULES[rule]) if rule in RULES else rule: n
                                 for rule, n in sorted(totals["excluded"].items())}
     return {"totals": totals, "runs": runs}

@@ -14,6 +14,8 @@ from django.db.models import Exists, OuterRef, Q
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from . import presets
 from .access import may_create_study
@@ -51,9 +53,10 @@ class Preset:
 THREAD_BLINDED = [f for f in presets.BLINDED_FIELDS if f != "included_in"]
 PRESETS = {
     "rl-inclusion": Preset(
-        "RL-inclusion study: paper and thread codebooks, frameworks and method catalog",
+        gettext_lazy("RL-inclusion study: paper and thread codebooks, frameworks and method "
+                     "catalog"),
         [presets.PAPER_CODEBOOK, presets.THREAD_CODEBOOK], presets.BLINDED_FIELDS, catalog=True),
-    "threads": Preset("Thread study: the thread codebook only",
+    "threads": Preset(gettext_lazy("Thread study: the thread codebook only"),
                       [presets.THREAD_CODEBOOK], THREAD_BLINDED),
 }
 
@@ -70,11 +73,11 @@ def create_study(user, name, description="", preset=None, copy_of=None, by_comma
     command: `by_command`) or does not own `copy_of`; ValidationError naming the field for
     a bad name or preset."""
     if not by_command and not may_create_study(user):
-        raise PermissionDenied("You may not create studies; ask an administrator "
-                               "(manage.py grant_study_creation).")
+        raise PermissionDenied(_("You may not create studies; ask an administrator "
+                                 "(manage.py grant_study_creation)."))
     name, description = check_new(name, description, preset, copy_of)
     if copy_of is not None and Role.OWNER not in copy_of.roles_of(user):
-        raise PermissionDenied("Only a study you own can be copied.")
+        raise PermissionDenied(_("Only a study you own can be copied."))
     with transaction.atomic():
         study = _insert_with_unique_slug(user, name, description)
         Membership.objects.create(study=study, user=user, role=Role.OWNER)
@@ -95,13 +98,14 @@ def check_new(name, description, preset, copy_of):
     name, description = (name or "").strip(), (description or "").strip()
     errors = {}
     if not name:
-        errors["name"] = "Give the study a name."
+        errors["name"] = _("Give the study a name.")
     elif len(name) > NAME_MAX:
-        errors["name"] = f"At most {NAME_MAX} characters."
+        errors["name"] = _("At most %(max)d characters.") % {"max": NAME_MAX}
     if preset and preset not in PRESETS:
-        errors["preset"] = f"Not a preset: {preset!r}; choose one of {', '.join(PRESETS)}."
+        errors["preset"] = _("Not a preset: %(preset)r; choose one of %(presets)s.") % {
+            "preset": preset, "presets": ", ".join(PRESETS)}
     if preset and copy_of is not None:
-        errors["preset"] = "Start from a preset or from a copy, not both."
+        errors["preset"] = _("Start from a preset or from a copy, not both.")
     if errors:
         raise ValidationError(errors)
     return name, description
@@ -124,7 +128,7 @@ def _insert_with_unique_slug(user, name, description, attempts=5):
     # Two studies created at once with the same name may both find the same free slug:
     # the unique index refuses the second, which tries the next one.
     taken = []
-    for _ in range(attempts):
+    for _attempt in range(attempts):
         slug = unique_slug(name, taken)
         try:
             with transaction.atomic():
@@ -299,23 +303,26 @@ def setup_checklist(study):
     state = {key.removeprefix("has_"): value for key, value in state.items()}
     slug = study.slug
     return [
-        Step("codebook", "Publish a codebook", state["published"],
-             safe_reverse("codebook-list", slug), "Write the questions coders answer, then publish.",
-             "Write a codebook"),
-        Step("members", "Add at least one coder", state["coders"], safe_reverse("members", slug),
-             "Add people with an account, or invite them with a one-time link.", "Add members"),
-        Step("items", "Import items", state["items"], safe_reverse("import", slug),
-             "Fill the pool from arXiv or GitHub, with screening rules.", "Import"),
-        Step("started", "Coding started", state["started"], safe_reverse("queue", slug),
-             "The first coding arrives once a coder opens the coding page; the queue shows "
-             "who is working.", "See the queue"),
-        Step("calibration", "Choose calibration items", state["calibration"],
+        Step("codebook", _("Publish a codebook"), state["published"],
+             safe_reverse("codebook-list", slug),
+             _("Write the questions coders answer, then publish."), _("Write a codebook")),
+        Step("members", _("Add at least one coder"), state["coders"],
+             safe_reverse("members", slug),
+             _("Add people with an account, or invite them with a one-time link."),
+             _("Add members")),
+        Step("items", _("Import items"), state["items"], safe_reverse("import", slug),
+             _("Fill the pool from arXiv or GitHub, with screening rules."), _("Import")),
+        Step("started", _("Coding started"), state["started"], safe_reverse("queue", slug),
+             _("The first coding arrives once a coder opens the coding page; the queue shows "
+               "who is working."), _("See the queue")),
+        Step("calibration", _("Choose calibration items"), state["calibration"],
              safe_reverse("calibration", slug),
-             "Training items with reference answers, coded before the main round.",
-             "Choose items", optional=True),
-        Step("catalog", "Edit the method catalog", state["catalog"],
-             safe_reverse("catalog-edit", slug), "Methods and frameworks for the landing scan.",
-             "Edit the catalog", optional=True),
+             _("Training items with reference answers, coded before the main round."),
+             _("Choose items"), optional=True),
+        Step("catalog", _("Edit the method catalog"), state["catalog"],
+             safe_reverse("catalog-edit", slug),
+             _("Methods and frameworks for the landing scan."), _("Edit the catalog"),
+             optional=True),
     ]
 
 

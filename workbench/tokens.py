@@ -8,6 +8,8 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, mixins, serializers, status
@@ -25,9 +27,10 @@ def create_token(user, name, days=90):
     """A new token for the user; returns (row, key). The key is not stored and not shown again."""
     name = (name or "").strip()
     if not name:
-        raise ValueError("Give the token a name, so you can tell it apart later.")
+        raise ValueError(_("Give the token a name, so you can tell it apart later."))
     if live_tokens(user).count() >= MAX_TOKENS:
-        raise ValueError(f"You have {MAX_TOKENS} live tokens; revoke one you no longer use first.")
+        raise ValueError(_("You have %(max)d live tokens; revoke one you no longer use first.")
+                         % {"max": MAX_TOKENS})
     return ApiToken.objects.create(user, expiry=timedelta(days=days) if days else None,
                                    name=name[:100])
 
@@ -37,10 +40,13 @@ def live_tokens(user):
 
 
 class TokenForm(forms.Form):
-    name = forms.CharField(max_length=100, help_text="What uses it, e.g. “export script on lab server”.")
+    name = forms.CharField(max_length=100, label=gettext_lazy("Name"), help_text=gettext_lazy(
+        "What uses it, e.g. “export script on lab server”."))
     lifetime = forms.ChoiceField(
-        choices=[("7", "7 days"), ("30", "30 days"), ("90", "90 days"), ("365", "1 year"),
-                 ("never", "Never expires")], initial="90")
+        label=gettext_lazy("Expires after"),
+        choices=[("7", gettext_lazy("7 days")), ("30", gettext_lazy("30 days")),
+                 ("90", gettext_lazy("90 days")), ("365", gettext_lazy("1 year")),
+                 ("never", gettext_lazy("Never expires"))], initial="90")
 
 
 @login_required
@@ -65,7 +71,8 @@ def tokens_page(request):
 def revoke_token(request, pk):
     token = get_object_or_404(ApiToken, pk=pk, user=request.user)
     token.delete()
-    messages.success(request, f"Token “{token.name}” revoked; scripts using it are refused from now on.")
+    messages.success(request, _("Token “%(name)s” revoked; scripts using it are refused from "
+                                "now on.") % {"name": token.name})
     return redirect("tokens")
 
 

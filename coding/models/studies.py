@@ -6,13 +6,17 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils.text import slugify
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 
 class Role(models.TextChoices):
-    OWNER = "owner", "Owner"
-    CODER = "coder", "Coder"
-    ADJUDICATOR = "adjudicator", "Adjudicator"
-    VIEWER = "viewer", "Viewer"
+    # Labels stay plain strings (the API and exports name roles in English); pages show
+    # them translated through coding.members.role_label.
+    OWNER = "owner", gettext_noop("Owner")
+    CODER = "coder", gettext_noop("Coder")
+    ADJUDICATOR = "adjudicator", gettext_noop("Adjudicator")
+    VIEWER = "viewer", gettext_noop("Viewer")
 
 
 def random_seed():
@@ -51,37 +55,37 @@ class Study(models.Model):
         default=list, blank=True, validators=[validate_field_names]
     )
     blind_authors = models.BooleanField(
-        default=False, help_text="Also hide authors and affiliations from coders."
+        default=False, help_text=_("Also hide authors and affiliations from coders.")
     )
     overlap = models.PositiveSmallIntegerField(
         default=2, validators=[MinValueValidator(1), MaxValueValidator(20)],
-        help_text="How many coders code each item independently."
+        help_text=_("How many coders code each item independently.")
     )
     adjudicators_see_blinded = models.BooleanField(
-        default=False, help_text="Show blinded fields to adjudicators on the review page."
+        default=False, help_text=_("Show blinded fields to adjudicators on the review page.")
     )
     allow_self_adjudication = models.BooleanField(
-        default=False, help_text="Let an adjudicator decide items they coded themselves."
+        default=False, help_text=_("Let an adjudicator decide items they coded themselves.")
     )
     discussion_step = models.BooleanField(
         default=False,
-        help_text="Once all of an item's codings are in and they differ, its coders see the "
-        "disagreement and may revise (recorded as reconciliation, never used for reliability).",
+        help_text=_("Once all of an item's codings are in and they differ, its coders see the "
+        "disagreement and may revise (recorded as reconciliation, never used for reliability)."),
     )
     show_feedback = models.BooleanField(
-        default=False, help_text="Show coders where they differed from the final decision."
+        default=False, help_text=_("Show coders where they differed from the final decision.")
     )
     feedback_shows_reasons = models.BooleanField(
-        default=False, help_text="With feedback on, also show coders who decided and why "
-        "(by default only the decided value and how it was reached).",
+        default=False, help_text=_("With feedback on, also show coders who decided and why "
+        "(by default only the decided value and how it was reached)."),
     )
     coders_see_names = models.BooleanField(
-        default=False, help_text="Show coders other members' names; by default they see "
-        "pseudonyms (coder_1, adjudicator_1 …).",
+        default=False, help_text=_("Show coders other members' names; by default they see "
+        "pseudonyms (coder_1, adjudicator_1 …)."),
     )
     lease_minutes = models.PositiveSmallIntegerField(
         default=30, validators=[MinValueValidator(1), MaxValueValidator(24 * 60)],
-        help_text="An item reserved for a coder returns to the pool after this long idle.",
+        help_text=_("An item reserved for a coder returns to the pool after this long idle."),
     )
     # Seeds each coder's item order, so the order can be reproduced.
     queue_seed = models.PositiveIntegerField(default=random_seed)
@@ -90,7 +94,7 @@ class Study(models.Model):
     reliability_sample = models.JSONField(default=dict, blank=True)
     calibration_threshold = models.FloatField(
         default=0.8, validators=[MinValueValidator(0), MaxValueValidator(1)],
-        help_text="Share of calibration answers matching the reference needed before main coding.",
+        help_text=_("Share of calibration answers matching the reference needed before main coding."),
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"

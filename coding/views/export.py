@@ -12,6 +12,7 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_safe
 
 from ..access import access_study
@@ -27,10 +28,12 @@ AT_ONCE_ROWS = 50_000
 
 class ExportForm(forms.Form):
     shapes = forms.MultipleChoiceField(choices=[(s, s) for s in SHAPES], initial=list(SHAPES),
-                                       widget=forms.CheckboxSelectMultiple)
-    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="csv")
-    include_mapping = forms.BooleanField(required=False, label="Include the coder name mapping "
-                                         "(owners only)")
+                                       widget=forms.CheckboxSelectMultiple,
+                                       label=gettext_lazy("Tables"))
+    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="csv",
+                               label=gettext_lazy("Format"))
+    include_mapping = forms.BooleanField(required=False, label=gettext_lazy(
+        "Include the coder name mapping (owners only)"))
 
 
 @login_required

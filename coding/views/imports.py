@@ -8,6 +8,8 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from ingest.imports import FILE_FORMATS, LIVE_FORMATS, check_params
@@ -19,15 +21,15 @@ from ..archive import check_open
 from ..models import Item, Role
 
 FORMAT_LABELS = {
-    "arxiv_snapshot_file": "arXiv metadata snapshot (JSON Lines, .gz allowed)",
-    "arxiv_atom_file": "arXiv API response (Atom XML)",
-    "arxiv_oai_file": "arXiv OAI-PMH response (arXiv or arXivRaw)",
-    "github_file": "Saved GitHub threads (JSON or JSON Lines)",
-    "csv_file": "CSV with a column mapping",
-    "jsonl_file": "JSON Lines with a field mapping",
-    "arxiv_api": "Live: arXiv API search",
-    "arxiv_oai": "Live: arXiv OAI-PMH harvest",
-    "github": "Live: a GitHub repository's issues and pull requests",
+    "arxiv_snapshot_file": gettext_lazy("arXiv metadata snapshot (JSON Lines, .gz allowed)"),
+    "arxiv_atom_file": gettext_lazy("arXiv API response (Atom XML)"),
+    "arxiv_oai_file": gettext_lazy("arXiv OAI-PMH response (arXiv or arXivRaw)"),
+    "github_file": gettext_lazy("Saved GitHub threads (JSON or JSON Lines)"),
+    "csv_file": gettext_lazy("CSV with a column mapping"),
+    "jsonl_file": gettext_lazy("JSON Lines with a field mapping"),
+    "arxiv_api": gettext_lazy("Live: arXiv API search"),
+    "arxiv_oai": gettext_lazy("Live: arXiv OAI-PMH harvest"),
+    "github": gettext_lazy("Live: a GitHub repository's issues and pull requests"),
 }
 
 
@@ -37,28 +39,36 @@ FIELD_FORMATS = {"file": FILE_FORMATS, "mapping": ("csv_file", "jsonl_file"),
 
 
 class ImportForm(forms.Form):
-    format = forms.ChoiceField(choices=[(f, FORMAT_LABELS[f]) for f in FILE_FORMATS + LIVE_FORMATS])
+    format = forms.ChoiceField(label=gettext_lazy("Format"),
+                               choices=[(f, FORMAT_LABELS[f]) for f in FILE_FORMATS + LIVE_FORMATS])
     round = forms.ChoiceField(
-        label="Add new documents to", initial=Item.Round.MAIN, required=False, choices=[
-            (Item.Round.MAIN, "the main round"),
-            (Item.Round.CALIBRATION, "calibration: every coder codes them first, against your "
-                                     "reference answers")],
-        help_text="Documents already in the pool keep their round.")
-    file = forms.FileField(required=False, help_text="For the file formats.")
+        label=gettext_lazy("Add new documents to"), initial=Item.Round.MAIN, required=False,
+        choices=[(Item.Round.MAIN, gettext_lazy("the main round")),
+                 (Item.Round.CALIBRATION, gettext_lazy(
+                     "calibration: every coder codes them first, against your reference answers"))],
+        help_text=gettext_lazy("Documents already in the pool keep their round."))
+    file = forms.FileField(required=False, label=gettext_lazy("File"),
+                           help_text=gettext_lazy("For the file formats."))
     mapping = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
-                              help_text='CSV / JSON Lines: JSON mapping of fields to columns, '
-                              'e.g. {"key": "id", "title": "title"}.')
-    search_query = forms.CharField(required=False, help_text="arXiv API, e.g. cat:cs.LG AND abs:policy")
-    oai_set = forms.CharField(required=False, label="OAI set", help_text="e.g. cs")
-    repository = forms.CharField(required=False, help_text="GitHub owner/name")
-    since = forms.CharField(required=False, help_text="Live sources: from this date (YYYY-MM-DD)")
-    date_from = forms.DateField(required=False, label="Screening: first version from")
-    date_to = forms.DateField(required=False, label="Screening: first version until")
-    categories = forms.CharField(required=False, help_text="arXiv categories, comma-separated")
-    query = forms.CharField(required=False, help_text="Keywords (comma-separated, any) over "
-                            "title and abstract, or a regular expression")
-    regex = forms.BooleanField(required=False, label="The query is a regular expression")
-    strict = forms.BooleanField(required=False, label="Stop at the first bad record")
+                              label=gettext_lazy("Mapping"), help_text=gettext_lazy(
+                                  'CSV / JSON Lines: JSON mapping of fields to columns, '
+                                  'e.g. {"key": "id", "title": "title"}.'))
+    search_query = forms.CharField(required=False, label=gettext_lazy("Search query"),
+                                   help_text=gettext_lazy("arXiv API, e.g. cat:cs.LG AND abs:policy"))
+    oai_set = forms.CharField(required=False, label=gettext_lazy("OAI set"),
+                              help_text=gettext_lazy("e.g. cs"))
+    repository = forms.CharField(required=False, label=gettext_lazy("Repository"),
+                                 help_text=gettext_lazy("GitHub owner/name"))
+    since = forms.CharField(required=False, label=gettext_lazy("Since"),
+                            help_text=gettext_lazy("Live sources: from this date (YYYY-MM-DD)"))
+    date_from = forms.DateField(required=False, label=gettext_lazy("Screening: first version from"))
+    date_to = forms.DateField(required=False, label=gettext_lazy("Screening: first version until"))
+    categories = forms.CharField(required=False, label=gettext_lazy("Categories"),
+                                 help_text=gettext_lazy("arXiv categories, comma-separated"))
+    query = forms.CharField(required=False, label=gettext_lazy("Query"), help_text=gettext_lazy(
+        "Keywords (comma-separated, any) over title and abstract, or a regular expression"))
+    regex = forms.BooleanField(required=False, label=gettext_lazy("The query is a regular expression"))
+    strict = forms.BooleanField(required=False, label=gettext_lazy("Stop at the first bad record"))
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -70,7 +80,7 @@ class ImportForm(forms.Form):
         data = super().clean()
         fmt = data.get("format")
         if fmt in FILE_FORMATS and not data.get("file"):
-            self.add_error("file", "Choose a file for this format.")
+            self.add_error("file", _("Choose a file for this format."))
         try:
             self.screening = pool.Screening.from_dict({
                 "date_from": data.get("date_from"), "date_to": data.get("date_to"),
@@ -82,7 +92,7 @@ class ImportForm(forms.Form):
             try:
                 data["mapping"] = json.loads(data.get("mapping") or "null")
             except json.JSONDecodeError as error:
-                self.add_error("mapping", f"Not JSON: {error}")
+                self.add_error("mapping", _("Not JSON: %(error)s") % {"error": error})
         return data
 
 
@@ -199,7 +209,11 @@ def import_page(request, slug):
             form.add_error(None, str(error))
         else:
             return redirect("job-detail", pk=job.pk)
+    flow = pool.screening_flow(study)
+    for run in flow["runs"]:
+        run.format_label = FORMAT_LABELS.get(run.params.get("format"), run.params.get("format"))
+        run.screening_words = [(form.fields[key].label if key in form.fields else key, value)
+                               for key, value in run.screening.items() if value]
     return render(request, "coding/import.html", {
-        "study": study, "form": form, "flow": pool.screening_flow(study),
-        "rules": pool.RULES,
+        "study": study, "form": form, "flow": flow, "rules": pool.RULES,
     })

@@ -7,6 +7,7 @@ invites, and the history of these changes. The invite page is anyone's who holds
 
 from axes.handlers.proxy import AxesProxyHandler
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
@@ -14,6 +15,8 @@ from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -23,8 +26,9 @@ from ..access import access_study
 from ..models import Role
 
 HISTORY = 50  # latest membership and invite changes shown on the page
-# A freshly made account is logged in directly (Axes checks passwords, not this).
-BACKEND = "django.contrib.auth.backends.ModelBackend"
+# A freshly made account is logged in directly, through the accounts' backend (the last
+# of settings.AUTHENTICATION_BACKENDS; Axes' comes first and checks passwords, not this).
+BACKEND = settings.AUTHENTICATION_BACKENDS[-1]
 
 
 def log_in(request, user):
@@ -37,22 +41,24 @@ def log_in(request, user):
 
 
 class AddMemberForm(forms.Form):
-    person = forms.CharField(label="Username or e-mail", max_length=254)
-    role = forms.ChoiceField(choices=Role.choices, initial=Role.CODER)
+    person = forms.CharField(label=gettext_lazy("Username or e-mail"), max_length=254)
+    role = forms.ChoiceField(label=gettext_lazy("Role"), choices=service.role_choices,
+                             initial=Role.CODER)
 
 
 class InviteForm(forms.Form):
-    role = forms.ChoiceField(choices=Role.choices, initial=Role.CODER)
-    note = forms.CharField(label="Who it is for (optional)", max_length=200, required=False,
-                           help_text="A name for your list of invites; the invitee never sees it.")
-    email = forms.EmailField(label="E-mail (optional)", required=False,
-                             help_text="The link is mailed there when a mail server is set up.")
-    days = forms.IntegerField(label="Expires after (days)", min_value=1,
+    role = forms.ChoiceField(label=gettext_lazy("Role"), choices=service.role_choices,
+                             initial=Role.CODER)
+    note = forms.CharField(label=gettext_lazy("Who it is for (optional)"), max_length=200,
+                           required=False, help_text=gettext_lazy(
+                               "A name for your list of invites; the invitee never sees it."))
+    email = forms.EmailField(label=gettext_lazy("E-mail (optional)"), required=False)
+    days = forms.IntegerField(label=gettext_lazy("Expires after (days)"), min_value=1,
                               max_value=service.MAX_INVITE_DAYS, initial=service.INVITE_DAYS)
 
 
 class RoleForm(forms.Form):
-    role = forms.ChoiceField(choices=Role.choices)
+    role = forms.ChoiceField(choices=service.role_choices)
 
 
 def add_errors(form, error, fields=None):
@@ -74,7 +80,7 @@ def page(request, study, *, add_form=None, invite_form=None, new_link=None, mail
         "sole_owner": owners[0] if len(owners) == 1 else None,
         "add_form": add_form or AddMemberForm(),
         "invite_form": invite_form or InviteForm(),
-        "role_choices": Role.choices,
+        "role_choices": service.role_choices(),
         "invites": service.pending_invites(study).order_by("expires_at", "pk"),
         "history": history, "history_limit": HISTORY,
         "new_link": new_link, "mailed": mailed, "mail_configured": service.mail_configured(),
@@ -99,7 +105,8 @@ def members_page(request, slug):
         except ValidationError as error:
             add_errors(form, error, {"username": "person", "email": "person"})
         else:
-            messages.success(request, f"{user.username} is now {role} in this study.")
+            messages.success(request, _("%(name)s is now %(role)s in this study.") % {
+                "name": user.username, "role": service.role_words(role)})
             return redirect("members", slug=study.slug)
     return page(request, study, add_form=form, status=400 if form.errors else 200)
 
@@ -116,15 +123,16 @@ def member_role(request, slug, member_id):
     membership = owned_membership(request, slug, member_id)
     form = RoleForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Choose a role.")
+        messages.error(request, _("Choose a role."))
         return redirect("members", slug=slug)
     try:
         new = service.change_role(membership, form.cleaned_data["role"], request.user)
     except (ValidationError, service.Refused) as error:
         messages.error(request, " ".join(getattr(error, "messages", [str(error)])))
         return redirect("members", slug=slug)
-    messages.success(request, f"{membership.user.username} is now {new.role} "
-                              f"instead of {membership.role}.")
+    messages.success(request, _("%(name)s is now %(role)s instead of %(before)s.") % {
+        "name": membership.user.username, "role": service.role_words(new.role),
+        "before": service.role_words(membership.role)})
     return back(request, membership)
 
 
@@ -147,8 +155,8 @@ def member_remove(request, slug, member_id):
     except service.Refused as refused:
         messages.error(request, str(refused))
         return redirect("members", slug=slug)
-    messages.success(request, f"{membership.user.username} is no longer "
-                              f"{membership.role} in this study.")
+    messages.success(request, _("%(name)s is no longer %(role)s in this study.") % {
+        "name": membership.user.username, "role": service.role_words(membership.role)})
     return back(request, membership)
 
 
@@ -183,7 +191,7 @@ def invite_revoke(request, slug, invite_id):
     except service.Refused as refused:
         messages.error(request, str(refused))
     else:
-        messages.success(request, "Invite revoked: its link no longer works.")
+        messages.success(request, _("Invite revoked: its link no longer works."))
     return redirect("members", slug=slug)
 
 
@@ -217,8 +225,8 @@ def invite_page(request, invite_token):
         else:
             if not signed_in:
                 log_in(request, membership.user)
-            messages.success(request, f"Welcome to {invite.study.name}: you are "
-                                      f"{membership.role} here.")
+            messages.success(request, _("Welcome to %(study)s: you are %(role)s here.") % {
+                "study": invite.study.name, "role": service.role_words(membership.role)})
             return redirect("study-detail", slug=invite.study.slug)
     failed = request.method == "POST"
     return render(request, "coding/invite_accept.html", {

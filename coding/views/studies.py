@@ -5,6 +5,7 @@ import copy
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_safe
 
 from workbench.paging import after_token, bounded_count, make_token
@@ -63,7 +64,7 @@ def study_settings(request, slug):
     form = StudySettingsForm(request.POST or None, instance=copy.copy(study))
     if request.method == "POST" and form.is_valid():
         study_setup.update_study(study, request.user, form.cleaned_data)
-        messages.success(request, "Settings saved.")
+        messages.success(request, _("Settings saved."))
         return redirect("study-detail", slug=study.slug)
     return render(request, "coding/study_settings.html", {"study": study, "form": form})
 

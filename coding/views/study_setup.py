@@ -10,6 +10,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import path
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from .. import study_setup
@@ -21,23 +23,25 @@ AUDIT_PAGE_SIZE = 50
 
 
 class NewStudyForm(forms.Form):
-    name = forms.CharField(max_length=study_setup.NAME_MAX,
+    name = forms.CharField(max_length=study_setup.NAME_MAX, label=gettext_lazy("Name"),
                            widget=forms.TextInput(attrs={"autofocus": True, "size": 60}))
     description = forms.CharField(
         required=False, max_length=20_000, widget=forms.Textarea(attrs={"rows": 3}),
-        help_text="What the study asks, for its members' front page.")
-    start = forms.ChoiceField(widget=forms.RadioSelect, initial=BLANK, label="Start from")
-    copy_of = forms.CharField(required=False, label="Study to copy",
+        label=gettext_lazy("Description"),
+        help_text=gettext_lazy("What the study asks, for its members' front page."))
+    start = forms.ChoiceField(widget=forms.RadioSelect, initial=BLANK,
+                              label=gettext_lazy("Start from"))
+    copy_of = forms.CharField(required=False, label=gettext_lazy("Study to copy"),
                               widget=forms.Select(choices=[("", "—")]))
 
     def __init__(self, *args, owned=(), **kwargs):
         super().__init__(*args, **kwargs)
-        choices = [(BLANK, "A blank study: you write the codebook")]
+        choices = [(BLANK, _("A blank study: you write the codebook"))]
         choices += [(key, preset.label) for key, preset in study_setup.PRESETS.items()]
         # Always a valid answer, shown only to owners of a study: a copy of a study that is
         # not yours is refused as the API refuses it (404 or 403), not as a bad choice.
-        choices.append((COPY, "A copy of a study you own: its settings, published "
-                              "codebooks and catalog, never its items, codings or members"))
+        choices.append((COPY, _("A copy of a study you own: its settings, published "
+                                "codebooks and catalog, never its items, codings or members")))
         self.can_copy = bool(owned)
         self.fields["copy_of"].widget.choices = [("", "—")] + [(s.slug, s.name) for s in owned]
         self.fields["start"].choices = choices
@@ -45,7 +49,7 @@ class NewStudyForm(forms.Form):
     def clean(self):
         data = super().clean()
         if data.get("start") == COPY and not data.get("copy_of"):
-            self.add_error("copy_of", "Choose the study to copy.")
+            self.add_error("copy_of", _("Choose the study to copy."))
         return data
 
 
@@ -59,7 +63,7 @@ def owned_studies(user):
 @require_http_methods(["GET", "HEAD", "POST"])
 def study_new(request):
     if not may_create_study(request.user):
-        raise PermissionDenied("You may not create studies; ask an administrator to let you.")
+        raise PermissionDenied(_("You may not create studies; ask an administrator to let you."))
     form = NewStudyForm(request.POST or None, owned=owned_studies(request.user))
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -75,7 +79,8 @@ def study_new(request):
             for field, problems in error.message_dict.items():
                 form.add_error(field if field in form.fields else None, problems)
         else:
-            messages.success(request, f"Study “{study.name}” created. You are its owner.")
+            messages.success(request, _("Study “%(name)s” created. You are its owner.")
+                             % {"name": study.name})
             return redirect("study-detail", slug=study.slug)
     return render(request, "coding/study_new.html", {"form": form})
 
@@ -85,8 +90,8 @@ def study_new(request):
 def study_archive(request, slug):
     study = access_study(request.user, slug, roles={Role.OWNER})
     if study_setup.archive_study(study, request.user):
-        messages.success(request, "Study archived: it takes no new work and has left the "
-                                  "lists. Restore it from your home page or its settings.")
+        messages.success(request, _("Study archived: it takes no new work and has left the "
+                                    "lists. Restore it from your home page or its settings."))
     return redirect("study-detail", slug=study.slug)
 
 
@@ -95,7 +100,7 @@ def study_archive(request, slug):
 def study_restore(request, slug):
     study = access_study(request.user, slug, roles={Role.OWNER})
     if study_setup.restore_study(study, request.user):
-        messages.success(request, "Study restored: it is open to work again.")
+        messages.success(request, _("Study restored: it is open to work again."))
     return redirect("study-detail", slug=study.slug)
 
 
