@@ -31,6 +31,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from . import audit
+from .languages import stored_language
 from .models import Assignment, Invite, Membership, Role
 from .queue import release
 
@@ -263,9 +264,12 @@ def send_invite(invite, link):
 
 
 def invite_language(invite):
-    """The language an invitation is written in: the language of the person who makes it
-    (the page they are reading), as the invitee's own is not known before they join."""
-    return translation.get_language() or settings.LANGUAGE_CODE
+    """The language an invitation is written in: the one the invitee chose, when the address
+    is that of an account that chose one (coding.languages); else the language of whoever
+    makes the invite (the page they read; English over the API)."""
+    accounts = list(get_user_model().objects.filter(email__iexact=invite.email)[:2])
+    chosen = stored_language(accounts[0]) if len(accounts) == 1 else None
+    return chosen or translation.get_language() or settings.LANGUAGE_CODE
 
 
 def revoke_invite(invite, actor):

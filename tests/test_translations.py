@@ -11,6 +11,8 @@ from django.conf import settings
 from django.core import mail
 from django.template.base import Lexer, TokenType
 
+from coding.languages import remember_language
+
 ROOT = Path(settings.BASE_DIR)
 CATALOG = ROOT / "locale" / "zh_Hans" / "LC_MESSAGES"
 TEMPLATE_DIRS = [ROOT / "workbench" / "templates", ROOT / "coding" / "templates"]
@@ -166,3 +168,18 @@ def test_an_invitation_is_mailed_in_the_language_of_whoever_makes_it(
     (sent,) = mail.outbox
     assert sent.subject == subject and words in sent.body
     assert "/invite/" in sent.body and "&quot;" not in sent.body  # plain text, not escaped
+
+
+def test_an_invitation_to_an_account_is_mailed_in_the_language_it_chose(alpha, people,
+                                                                       client_for, settings):
+    settings.EMAIL_HOST = "smtp.example.org"
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    otto = people["otto"]
+    otto.email = "otto@example.org"
+    otto.save()
+    remember_language(otto, "zh-hans")
+    olive = client_for(people["olive"])  # reading in English
+    olive.post(f"/studies/{alpha.slug}/invites/",
+               {"role": "viewer", "days": 3, "email": "Otto@example.org"})
+    (sent,) = mail.outbox
+    assert sent.subject == "加入 Alpha study 的邀请" and "查看者" in sent.body
