@@ -18,6 +18,7 @@ import re
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.utils.translation import gettext as _
 
 from ingest.sources.papers import ARXIV_ID
 
@@ -50,56 +51,59 @@ class NeedsConfirmation(Exception):
 def _text(value, what, limit, required=False):
     text = "" if value is None else str(value).strip()
     if required and not text:
-        raise ValueError(f"{what} is required")
+        raise ValueError(_("%(what)s is required") % {"what": what})
     if len(text) > limit:
-        raise ValueError(f"{what} has {len(text)} characters; at most {limit}")
+        raise ValueError(_("%(what)s has %(count)s characters; at most %(limit)s")
+                         % {"what": what, "count": len(text), "limit": limit})
     if CONTROLS.search(text) or BIDI_CONTROLS.search(text):
-        raise ValueError(f"{what} contains a control character")
+        raise ValueError(_("%(what)s contains a control character") % {"what": what})
     return text
 
 
 def check_first_public(value):
-    text = _text(value, "the first public date", 10, required=True)
+    text = _text(value, _("the first public date"), 10, required=True)
     if not FIRST_PUBLIC.match(text):
-        raise ValueError(f"{text!r} is not a date as YYYY, YYYY-MM or YYYY-MM-DD")
+        raise ValueError(_("%(text)r is not a date as YYYY, YYYY-MM or YYYY-MM-DD")
+                         % {"text": text})
     try:
         first_public_date(Method(first_public=text))
     except ValueError:
-        raise ValueError(f"{text!r} is not a date in the calendar") from None
+        raise ValueError(_("%(text)r is not a date in the calendar") % {"text": text}) from None
     return text
 
 
 def check_arxiv_id(value):
     """An arXiv identifier without its version ('2503.14476'); 'arXiv:' and 'v2' are dropped."""
-    text = _text(value, "the arXiv identifier", 40)
+    text = _text(value, _("the arXiv identifier"), 40)
     text = re.sub(r"^arxiv:", "", text, flags=re.IGNORECASE)
     text = re.sub(r"v\d+$", "", text)
     if text and not ARXIV_ID.match(text):
-        raise ValueError(f"{text!r} is not an arXiv identifier (like 2503.14476)")
+        raise ValueError(_("%(text)r is not an arXiv identifier (like 2503.14476)")
+                         % {"text": text})
     return text
 
 
 def check_repository(value):
     """'owner/name' on GitHub; a github.com address is read as the same."""
-    text = _text(value, "the repository", 200, required=True)
+    text = _text(value, _("the repository"), 200, required=True)
     if match := GITHUB_URL.match(text):
         text = match.group(1)
     if not REPOSITORY.match(text) or text.split("/")[1] in (".", ".."):
-        raise ValueError(f"{text!r} is not a GitHub repository as owner/name")
+        raise ValueError(_("%(text)r is not a GitHub repository as owner/name") % {"text": text})
     return text
 
 
 def check_branch(value):
-    text = _text(value, "the branch", 100) or "main"
+    text = _text(value, _("the branch"), 100) or "main"
     if BAD_BRANCH.search(text) or text == "@":
-        raise ValueError(f"{text!r} is not a git branch name")
+        raise ValueError(_("%(text)r is not a git branch name") % {"text": text})
     return text
 
 
 def check_option_name(value):
-    text = _text(value, "an option name", OPTION_NAME_MAX, required=True)
+    text = _text(value, _("an option name"), OPTION_NAME_MAX, required=True)
     if "," in text:
-        raise ValueError(f"{text!r}: an option name has no comma")
+        raise ValueError(_("%(text)r: an option name has no comma") % {"text": text})
     return text
 
 
@@ -123,8 +127,16 @@ def _unique_write(write, what, field="name"):
         with transaction.atomic():
             return write()
     except IntegrityError:
-        raise ValidationError({field: [f"another {what} of this name was just saved; "
-                                       f"reload and try again"]}) from None
+        raise ValidationError({field: [JUST_SAVED[what]()]}) from None
+
+
+# Two requests saving the same name at once: what the one that came second reads.
+JUST_SAVED = {
+    "method": lambda: _("another method of this name was just saved; reload and try again"),
+    "framework": lambda: _("another framework of this name was just saved; reload and try "
+                           "again"),
+    "option name": lambda: _("another option name of this name was just saved; reload and try "
+                             "again")}
 
 
 def _changes(obj, values):
@@ -143,11 +155,11 @@ def check_method(study, data, method=None):
 
     others = study.methods.exclude(pk=method.pk) if method else study.methods.all()
     return _checked({
-        "name": lambda: _unique(_text(given("name"), "the name", 200, required=True), others,
+        "name": lambda: _unique(_text(given("name"), _("the name"), 200, required=True), others,
                                 "method"),
         "first_public": lambda: check_first_public(given("first_public")),
         "source_arxiv_id": lambda: check_arxiv_id(given("source_arxiv_id")),
-        "failure_addressed": lambda: _text(given("failure_addressed"), "the failure", 200),
+        "failure_addressed": lambda: _text(given("failure_addressed"), _("the failure"), 200),
         "position": lambda: _position(data.get("position"), current),
     })
 
@@ -155,7 +167,9 @@ def check_method(study, data, method=None):
 def _unique(name, others, what):
     """Names differing only in case would read as one in every table: refused too."""
     if others.filter(name__iexact=name).exists():
-        raise ValueError(f"the study already has a {what} named {name!r}")
+        raise ValueError((_("the study already has a method named %(name)r") if what == "method"
+                          else _("the study already has a framework named %(name)r"))
+                         % {"name": name})
     return name
 
 
@@ -165,9 +179,10 @@ def _position(value, method):
     try:
         position = int(value)
     except (TypeError, ValueError):
-        raise ValueError(f"the order {value!r:.20} is not a whole number") from None
+        raise ValueError(_("the order %(value)s is not a whole number")
+                         % {"value": f"{value!r:.20}"}) from None
     if not 0 <= position <= 1_000_000:
-        raise ValueError("the order is a whole number from 0 to 1,000,000")
+        raise ValueError(_("the order is a whole number from 0 to 1,000,000"))
     return position
 
 
@@ -192,8 +207,9 @@ def save_method(study, actor, data, method=None):
 
 
 def removal_of_method(method):
-    return [f"{method.name}'s landing in {landing.framework.name} "
-            f"({landing.committed_at:%Y-%m-%d}, {landing.option_name})"
+    return [_("%(method)s's landing in %(framework)s (%(day)s, %(name)s)") % {
+                "method": method.name, "framework": landing.framework.name,
+                "day": f"{landing.committed_at:%Y-%m-%d}", "name": landing.option_name}
             for landing in method.landings.select_related("framework")]
 
 
@@ -215,10 +231,11 @@ def check_new_option_name(method, framework, name):
     """The cleaned name, or ValidationError on `name` (bad, or already this method's here)."""
     values = _checked({"name": lambda: check_option_name(name)})
     if framework.study_id != method.study_id:
-        raise ValidationError({"framework": ["no such framework in this study"]})
+        raise ValidationError({"framework": [_("no such framework in this study")]})
     if method.option_names.filter(framework=framework, name=values["name"]).exists():
-        raise ValidationError({"name": [f"{method.name} already has the option name "
-                                        f"{values['name']!r} in {framework.name}"]})
+        raise ValidationError({"name": [
+            _("%(method)s already has the option name %(name)r in %(framework)s") % {
+                "method": method.name, "name": values["name"], "framework": framework.name}]})
     return values["name"]
 
 
@@ -239,8 +256,9 @@ def add_option_name(method, framework, name, actor):
 
 def removal_of_option_name(option):
     """The landing found with this name, which goes with it."""
-    return [f"{option.method.name}'s landing in {option.framework.name} "
-            f"({landing.committed_at:%Y-%m-%d}, found with {landing.option_name})"
+    return [_("%(method)s's landing in %(framework)s (%(day)s, found with %(name)s)") % {
+                "method": option.method.name, "framework": option.framework.name,
+                "day": f"{landing.committed_at:%Y-%m-%d}", "name": landing.option_name}
             for landing in Landing.objects.filter(method_id=option.method_id,
                                                   framework_id=option.framework_id,
                                                   option_name=option.name)]
@@ -285,7 +303,7 @@ def check_names(names_by_framework):
                 continue
             if name in cleaned[framework]:
                 errors.setdefault(f"option_names.{framework.name}", []).append(
-                    f"{name!r} is given twice")
+                    _("%(name)r is given twice") % {"name": name})
             cleaned[framework].append(name)
     if errors:
         raise ValidationError(errors)
@@ -351,7 +369,7 @@ def check_framework(study, data, framework=None):
 
     others = study.frameworks.exclude(pk=framework.pk) if framework else study.frameworks.all()
     return _checked({
-        "name": lambda: _unique(_text(given("name"), "the name", 100, required=True), others,
+        "name": lambda: _unique(_text(given("name"), _("the name"), 100, required=True), others,
                                 "framework"),
         "repository": lambda: check_repository(given("repository")),
         "main_branch": lambda: check_branch(given("main_branch")),
@@ -379,8 +397,9 @@ def save_framework(study, actor, data, framework=None):
 
 
 def removal_of_framework(framework):
-    return [f"{landing.method.name}'s landing in {framework.name} "
-            f"({landing.committed_at:%Y-%m-%d}, {landing.option_name})"
+    return [_("%(method)s's landing in %(framework)s (%(day)s, %(name)s)") % {
+                "method": landing.method.name, "framework": framework.name,
+                "day": f"{landing.committed_at:%Y-%m-%d}", "name": landing.option_name}
             for landing in framework.landings.select_related("method")]
 
 
