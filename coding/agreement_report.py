@@ -35,14 +35,15 @@ PLAN_DEFAULTS = {"alpha_min": sample_size.RELIABLE, "significance": 0.05, "small
 class PlanForm(forms.Form):
     """The sample-size planner's inputs (the page's form and the API's query string)."""
 
-    alpha_min = forms.FloatField(label="Target alpha", initial=sample_size.RELIABLE,
+    alpha_min = forms.FloatField(label=gettext_lazy("Target alpha"), initial=sample_size.RELIABLE,
                                  min_value=0, max_value=0.99, required=False)
-    significance = forms.FloatField(label="Significance level", initial=0.05,
+    significance = forms.FloatField(label=gettext_lazy("Significance level"), initial=0.05,
                                     min_value=0.001, max_value=0.2, required=False)
     smallest_share = forms.FloatField(
-        label="Smallest expected category share", min_value=0.001, max_value=0.5,
-        required=False, help_text="Empty: the rarest category's share observed so far (equal "
-                                  "shares before any coding).")
+        label=gettext_lazy("Smallest expected category share"), min_value=0.001, max_value=0.5,
+        required=False, help_text=gettext_lazy(
+            "Empty: the rarest category's share observed so far (equal shares before any "
+            "coding)."))
 
     def inputs(self):
         """The cleaned inputs, or the defaults when the form is unbound or invalid."""
@@ -419,8 +420,9 @@ CALENDAR_UNIT_NAMES = {"day": gettext_lazy("day"), "week": gettext_lazy("week"),
 def _question_charts(q):
     if not q.get("metric"):
         return {}
-    return {"pairs": charts.heatmap(q["confusion"], f"{q['key']}: coder against coder (pooled)",
-                                    "one coder", "another coder"),
+    return {"pairs": charts.heatmap(q["confusion"], _("%(key)s: coder against coder (pooled)")
+                                    % {"key": q["key"]}, _("one coder"), _("another coder")),
             "decisions": [{"coder": row["coder"], "chart": charts.heatmap(
-                row["confusion"], f"{q['key']}: {row['coder']} against the decisions",
-                row["coder"], "decision")} for row in q["against_decisions"]]}
+                row["confusion"], _("%(key)s: %(coder)s against the decisions") % {
+                    "key": q["key"], "coder": row["coder"]},
+                row["coder"], _("decision"))} for row in q["against_decisions"]]}

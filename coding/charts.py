@@ -47,7 +47,7 @@ def alpha_bars(questions):
     height = top + len(rows) * ROW + 22
     return {"width": LABEL_WIDTH + PLOT_WIDTH + 90, "height": height, "bars": bars,
             "ticks": _ticks(start, x, height - 14), "thresholds": _thresholds(x, top, height),
-            "title": "Krippendorff's alpha per question with 95% bootstrap interval"}
+            "title": gettext_lazy("Krippendorff's alpha per question with 95% bootstrap interval")}
 
 
 def heatmap(table, title, row_name="", column_name=""):
@@ -68,7 +68,8 @@ def heatmap(table, title, row_name="", column_name=""):
                          f"{labels[j]}: {count}"}
              for i, row in enumerate(counts) for j, count in enumerate(row)]
     size = cell * len(labels)
-    caption = f"rows: {row_name} · columns: {column_name}"
+    caption = gettext_lazy("rows: %(rows)s · columns: %(columns)s") % {
+        "rows": row_name, "columns": column_name}
     return {"width": max(left + size + margin * 0.72 + 8, left + 6.2 * len(caption)),
             "height": top + size + 26, "cell": cell, "caption": caption,
             "cells": cells, "title": title, "row_name": row_name, "column_name": column_name,

@@ -1,6 +1,7 @@
 """Filters for the agreement page."""
 
 from django import template
+from django.utils.translation import gettext_lazy
 
 register = template.Library()
 
@@ -11,3 +12,13 @@ def percent(value, digits=1):
     if value is None or value == "":
         return ""
     return f"{100 * float(value):.{int(digits)}f}%"
+
+
+VERDICTS = {"reliable": gettext_lazy("reliable"), "tentative": gettext_lazy("tentative"),
+            "unreliable": gettext_lazy("unreliable")}
+
+
+@register.filter
+def verdict_name(verdict):
+    """A verdict (sample_size.verdict) in the page's language."""
+    return VERDICTS.get(verdict, verdict)

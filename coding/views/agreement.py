@@ -7,6 +7,7 @@ from other coders' work), a non-member 404, both decided by coding.access.
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
 from .. import snapshots
@@ -31,6 +32,7 @@ def agreement_recompute(request, slug):
     study = access_study(request.user, slug, roles=RECOMPUTES)
     job = snapshots.recompute(study, request.user)
     job.refresh_from_db()
-    messages.success(request, f"Agreement recomputed (job {job.pk}, {job.status})."
-                     if job.finished else f"Agreement is being recomputed (job {job.pk}).")
+    messages.success(request, _("Agreement recomputed (job %(job)s, %(status)s).")
+                     % {"job": job.pk, "status": job.status} if job.finished
+                     else _("Agreement is being recomputed (job %(job)s).") % {"job": job.pk})
     return redirect("agreement", slug=slug)
