@@ -23,6 +23,7 @@ from django.utils.translation import gettext_noop
 from . import audit, queue
 from .codebook_diff import diff, summary_line
 from .codebook_spec import InvalidSpec, SpecError, check, save_draft, spec_of
+from .codebook_translations import pruned
 from .codebooks import check_answer, draft_new_version, questions_with_options
 from .models import Assignment, Codebook, CodebookVersion
 
@@ -119,6 +120,11 @@ def save_spec(version, actor, spec, base=None):
     if base is not None and base != revision(before):
         raise Conflict(f"{version} was saved by someone else since you opened it; reload it "
                        "to see their changes (yours are still in this form).")
+    if isinstance(spec, dict) and "translations" not in spec:
+        # The editor's form (and a script that leaves them out) does not carry translations:
+        # the draft keeps those of the questions and options it still has.
+        spec = spec.copy()  # a dict, or a form body's QueryDict (copied: mutable)
+        spec["translations"] = pruned(before.get("translations"), spec)
     save_draft(version, spec)
     version.codebook.refresh_from_db()
     changes = diff(before, spec)

@@ -12,7 +12,10 @@ version in one transaction, so a bad spec saves nothing half-way.
          "min_value": null, "max_value": null,
          "options": [{"value": "rl_method", "label": "RL method", "definition": "…",
                       "examples": "…", "counter_examples": "…", "shortcut": "1",
-                      "exclusive": false}, …]}, …]}
+                      "exclusive": false}, …]}, …],
+     "translations": {"zh-hans": {"questions": {"label": {"text": "…", …}}}}}
+
+(translations: coding.codebook_translations; absent when there are none.)
 
 Errors are located: each is `(path, message)` with a path such as
 `questions[2].options[0].value`, so a page can put it beside the field and a file import
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from . import codebook_translations
 from .codebooks import YES_NO, add_questions, unstorable_text
 from .limits import check_key
 from .models import Codebook, CodebookVersion, Question
@@ -94,6 +98,7 @@ def validate(spec, *, publishing=False):
         _question(question, f"questions[{i}]", seen, err)
         if isinstance(question, dict) and isinstance(question.get("key"), str):
             seen.setdefault(question["key"], question)
+    codebook_translations.check(spec.get("translations"), questions, err, _text)
     return errors
 
 
@@ -292,11 +297,14 @@ def spec_of(version):
     from .codebooks import question_spec
 
     codebook = version.codebook
-    return {
+    spec = {
         "name": codebook.name, "applies_to": codebook.applies_to,
         "description": codebook.description,
         "questions": [question_spec(q) for q in version.questions.prefetch_related("options")],
     }
+    if version.translations:  # a codebook without them reads as it did before they existed
+        spec["translations"] = version.translations
+    return spec
 
 
 def normalized(spec):
@@ -305,6 +313,7 @@ def normalized(spec):
     def text(obj, field):
         return obj.get(field) or ""
 
+    translations = codebook_translations.normalized(spec.get("translations"))
     return {
         "name": spec["name"], "applies_to": spec["applies_to"],
         "description": text(spec, "description"),
@@ -321,6 +330,7 @@ def normalized(spec):
                 "exclusive": o.get("exclusive", False),
             } for o in q.get("options") or []],
         } for q in spec.get("questions") or []],
+        **({"translations": translations} if translations else {}),
     }
 
 
@@ -345,5 +355,8 @@ def save_draft(version, spec):
     Codebook.objects.filter(pk=codebook.pk).update(
         name=spec["name"], description=spec.get("description") or "")
     version.questions.all().delete()
-    add_questions(version, normalized(spec)["questions"])
+    kept = normalized(spec)
+    add_questions(version, kept["questions"])
+    version.translations = kept.get("translations", {})
+    CodebookVersion.objects.filter(pk=version.pk).update(translations=version.translations)
     return version

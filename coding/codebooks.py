@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from workbench.text import find_in_json
 
+from . import codebook_translations
 from .limits import TEXT_ANSWER_MAX_CHARS, check_key, too_long
 from .models import Codebook, CodebookVersion, Option, Question
 from .prepared import Slot, Statement
@@ -40,7 +41,8 @@ def create_codebook(study, spec, user=None):
         description=spec.get("description", ""),
     )
     version = CodebookVersion.objects.create(
-        codebook=codebook, number=1, created_by=user, note="First version."
+        codebook=codebook, number=1, created_by=user, note="First version.",
+        translations=codebook_translations.normalized(spec.get("translations")),
     )
     add_questions(version, spec["questions"])
     publish(version)
@@ -95,7 +97,8 @@ def draft_new_version(codebook, user=None, note=""):
     """Copy the newest version into a new draft that can be edited freely."""
     latest = codebook.versions.order_by("-number").first()
     draft = CodebookVersion.objects.create(
-        codebook=codebook, number=latest.number + 1, created_by=user, note=note
+        codebook=codebook, number=latest.number + 1, created_by=user, note=note,
+        translations=latest.translations,
     )
     add_questions(draft, [question_spec(q) for q in latest.questions.prefetch_related("options")])
     return draft

@@ -1,8 +1,11 @@
 """The RL-inclusion study preset, as data: codebooks, frameworks, method catalog.
 
 Facts come from the design brief; owners change them in the app afterwards
-(a codebook edit makes a new version).
+(a codebook edit makes a new version). The codebooks carry Simplified Chinese texts
+(coding.presets_zh), shown to coders who read Chinese.
 """
+
+from . import presets_zh
 
 FAILURES = [
     ("entropy_collapse", "Entropy collapse"),
@@ -106,6 +109,7 @@ PAPER_CODEBOOK = {
             "options": _options(FAILURES),
         },
     ],
+    "translations": {"zh-hans": presets_zh.PAPER},
 }
 
 THREAD_CODEBOOK = {
@@ -159,6 +163,7 @@ THREAD_CODEBOOK = {
             "options": _options(FAILURES, multiple=False),
         },
     ],
+    "translations": {"zh-hans": presets_zh.THREAD},
 }
 
 # Removed from everything a coder receives: inclusion of a paper's method in a

@@ -67,6 +67,11 @@ class CodebookSpec(serializers.Serializer):
     applies_to = serializers.ChoiceField(choices=Codebook.AppliesTo.choices)
     description = serializers.CharField(required=False, allow_blank=True)
     questions = QuestionSpec(many=True)
+    translations = serializers.JSONField(required=False, help_text=(
+        "Texts in other languages: {language: {\"questions\": {key: {text, definition, unit, "
+        "options: {value: {label, definition, examples, counter_examples}}}}}} "
+        "(docs/codebook-format.md). Left out of a PUT, the draft keeps its translations of "
+        "the questions and options it still has; {} removes them."))
 
 
 class NewCodebookSerializer(serializers.Serializer):

@@ -55,10 +55,16 @@ class QuestionSerializer(serializers.ModelSerializer):
 
 class CodebookVersionSerializer(serializers.ModelSerializer):
     questions = QuestionSerializer(many=True, read_only=True)
+    translations = serializers.JSONField(read_only=True, help_text=(
+        "The questions' and options' texts in other languages: {language: {\"questions\": "
+        "{key: {text, definition, unit, options: {value: {label, definition, examples, "
+        "counter_examples}}}}}}; {} when there are none. Codings always store the keys "
+        "and values, never a translated text (docs/codebook-format.md)."))
 
     class Meta:
         model = CodebookVersion
-        fields = ["number", "status", "note", "created_at", "published_at", "questions"]
+        fields = ["number", "status", "note", "created_at", "published_at", "questions",
+                  "translations"]
 
 
 class CodebookSerializer(serializers.ModelSerializer):

@@ -13,12 +13,12 @@ from django.db.models import Count
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 from django.views.decorators.http import require_POST, require_http_methods, require_safe
 
-from .. import adjudication, queue
+from .. import adjudication, codebook_translations, queue
 from ..access import access_assignment, access_study
 from ..blinding import coder_view
 from ..codebooks import number_shown, parse_form_answers
@@ -257,6 +257,9 @@ def page_context(study, assignment, version, form, errors, request=None):
     name = namer(study, assignment.coder)
     content = coder_view(study, item.snapshot.content)
     questions = form_questions(version, form, errors)
+    # The codebook's texts in the coder's language, the original one click away; the form's
+    # values stay the option values whatever language the page is in.
+    translated = codebook_translations.apply(version, questions, translation.get_language())
     attach_suggestions(assignment, questions)  # an assisted round only; recorded as shown
     newer = item.document.snapshots.filter(number__gt=item.snapshot.number).exists()
     return {
@@ -272,8 +275,10 @@ def page_context(study, assignment, version, form, errors, request=None):
         "is_revision": assignment.status == Assignment.Status.SUBMITTED,
         "opened": timezone.now().isoformat(), "newer_snapshot": newer,
         "progress": progress(study, assignment.coder, request),
-        "error_summary": [(f"question-{q.key}", f"{q.number}. {q.text}" if q.number else q.text, e)
+        "error_summary": [(f"question-{q.key}", f"{q.number}. {q.tr.get('text') or q.text}"
+                           if q.number else q.tr.get("text") or q.text, e)
                           for q in questions for e in q.errors],
+        "codebook_translated": translated,
         "draft_saved_at": assignment.draft_saved_at,
         "discussion": [(q, named_groups(groups, name))
                        for q, groups in adjudication.discussion_for(assignment)],

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from coding import presets_zh
 from coding.demo import DEMO_PASSWORD, DEMO_SLUG
 from coding.models import Assignment
 
@@ -99,7 +100,7 @@ def test_the_owners_pages_pass_axe(demo, open_as, live_server, language):
         assert serious_violations(page, f"owner-{name}-{language}") == [], name
 
 
-def test_a_chinese_reader_sees_chinese_chrome_and_the_codebook_as_written(demo, open_as,
+def test_a_chinese_reader_sees_chinese_chrome_and_the_codebook_in_chinese(demo, open_as,
                                                                           live_server):
     page = open_as("coder1", "zh-hans")
     page.goto(f"{live_server.url}/studies/{DEMO_SLUG}/code/")
@@ -109,12 +110,15 @@ def test_a_chinese_reader_sees_chinese_chrome_and_the_codebook_as_written(demo, 
     page.locator("#coding-form .q.focus").wait_for()
     assert page.locator("html").get_attribute("lang") == "zh-hans"
     assert "提交并继续" in page.locator("#submit-button").inner_text()
-    # The codebook's own words are the study's, untranslated (whichever item the queue gave:
-    # a paper or a thread, each with its own codebook).
+    # The demo codebooks carry Chinese texts (coding.presets_zh), shown in place of the
+    # study's own words, which are one click away (tests/browser/test_codebook_languages.py);
+    # whichever item the queue gave: a paper or a thread, each with its own codebook.
     assignment = Assignment.objects.select_related("item__codebook").get(
         pk=int(page.url.rstrip("/").rsplit("/", 1)[1]))
     first_question = assignment.item.codebook.current_version().questions.first()
-    assert first_question.text in page.locator("#coding-form").inner_text()
+    chinese = {"paper": presets_zh.PAPER, "thread": presets_zh.THREAD}[
+        assignment.item.codebook.applies_to]["questions"][first_question.key]["text"]
+    assert chinese in page.locator("#coding-form").inner_text()
     page.screenshot(path=str(ARTIFACTS / "coding-page-zh-hans.png"))
     # The switcher takes the reader back to English and remembers it.
     page.get_by_role("button", name="English").click()
