@@ -11,7 +11,7 @@ rater. Timed, each --repeat times, the median printed:
 (a) ours: `coding.raters_import.import_file` on the CSV, everything it does for a person
     (parsing, items looked up by identifier, every answer checked against the codebook,
     duplicates and conditions, the stored answers read to tell new from changed, the
-    write), in one transaction; the rows are deleted between runs;
+    write: COPY on PostgreSQL), in one transaction; the rows are deleted between runs;
 (b) the reference: the same RaterCoding rows, made in memory with their item ids known,
     written with `bulk_create(batch_size=5000)` in one transaction: the database's share;
 (c) ours again on the imported rows: the idempotent re-import, nothing written.
@@ -19,6 +19,7 @@ rater. Timed, each --repeat times, the median printed:
 
 import argparse
 import csv
+import os
 import statistics
 import sys
 import tempfile
@@ -93,7 +94,8 @@ def run(path, n_rows, repeat):
         writer.writerow(["item", "rater", "question", "value"])
         writer.writerows((key, rater.name, "label", value) for key, rater, value in answers)
     version = study.codebooks.get().current_version()
-    print(f"{len(answers):,} rows ({path.stat().st_size / 1e6:.1f} MB) into {connection.vendor}")
+    print(f"{len(answers):,} rows ({path.stat().st_size / 1e6:.1f} MB) into {connection.vendor}; "
+          f"load average at start {load()}")
 
     def ours():
         report = import_file(study, str(path))
@@ -126,6 +128,11 @@ def run(path, n_rows, repeat):
     print(f"ours / reference: {ours_s / ref_s:.2f}x; target: under 60 s "
           f"({'met' if ours_s < 60 else 'NOT met'}); runs: "
           + ", ".join(f"{k} {[round(t, 1) for t in v]}" for k, v in times.items()))
+    print(f"load average at end {load()} (1, 5, 15 min; 2 cores)")
+
+
+def load():
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass, field
 from itertools import islice
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -220,8 +220,7 @@ class _Checker:
             self.conditions[(rater.pk, item_id, key)] = value
         if question.show_if:
             self.conditional.append((line, rater.pk, item_id, question))
-        return RaterCoding(rater=rater, item_id=item_id, question_key=key, value=value,
-                           codebook_version=version, evidence=evidence, coded_at=coded_at)
+        return _Answer(rater, item_id, key, value, version, evidence, coded_at)
 
     def _extras(self, line, row):
         evidence = row.get("evidence") or ""
@@ -329,7 +328,6 @@ def _write(answers, report):
     for answer in answers:
         old = stored.get((answer.rater_id, answer.item_id, answer.question_key))
         if old is None:
-            answer.imported_at = now
             new.append(answer)
         elif (old.value, old.evidence, old.coded_at) != (answer.value, answer.evidence,
                                                           answer.coded_at):
@@ -344,11 +342,52 @@ def _write(answers, report):
             report.unchanged += 1
     for answer in new[:3]:
         _example(report, "new", answer, None)
-    RaterCoding.objects.bulk_create(new, batch_size=BATCH)
+    _insert(new, now)
     RaterCoding.objects.bulk_update(changed, ["value", "evidence", "coded_at", "imported_at",
                                               "codebook_version", "previous"], batch_size=1000)
     report.new += len(new)
     report.changed += len(changed)
+
+
+@dataclass(slots=True)
+class _Answer:
+    """A checked row: what a RaterCoding is made of, without a model instance per row
+    (building 100,000 of them cost a tenth of an import)."""
+
+    rater: Rater
+    item_id: int
+    question_key: str
+    value: object
+    codebook_version: CodebookVersion
+    evidence: str
+    coded_at: object
+
+    @property
+    def rater_id(self):
+        return self.rater.pk
+
+
+COPIED = ("rater_id", "item_id", "question_key", "codebook_version_id", "value", "evidence",
+          "coded_at", "imported_at", "previous")
+
+
+def _insert(new, now):
+    """New answers written: on PostgreSQL by COPY (psycopg 3), in this transaction, so a
+    dry run's rollback and a bad row's still undo it; elsewhere by bulk_create."""
+    if connection.vendor != "postgresql":
+        RaterCoding.objects.bulk_create([RaterCoding(
+            rater=a.rater, item_id=a.item_id, question_key=a.question_key, value=a.value,
+            codebook_version=a.codebook_version, evidence=a.evidence, coded_at=a.coded_at,
+            imported_at=now) for a in new], batch_size=BATCH)
+        return
+    from psycopg.types.json import Jsonb
+
+    table = connection.ops.quote_name(RaterCoding._meta.db_table)
+    with connection.cursor() as cursor, cursor.cursor.copy(
+            f"COPY {table} ({', '.join(COPIED)}) FROM STDIN") as copy:
+        for a in new:
+            copy.write_row((a.rater.pk, a.item_id, a.question_key, a.codebook_version.pk,
+                            Jsonb(a.value), a.evidence, a.coded_at, now, Jsonb([])))
 
 
 def _example(report, what, answer, before):
