@@ -76,9 +76,11 @@ def test_the_owners_codebook_pages_are_in_the_readers_language(study, open_as, l
     page.locator("#qcards").wait_for()
     assert page.locator("html").get_attribute("lang") == language
     passes_axe(page, "codebook-editor", language)
+    cards = page.locator("#qcards > li.qcard")
+    before = cards.count()
     page.locator("#add-question").click()
-    page.locator("#qcards > li").last.locator("input[name$='-text']").wait_for()
-    page.locator("#qcards > li").last.locator("input[name$='-text']").fill("Anything else?")
+    new_card = cards.nth(before)  # the form is drawn again with one card more
+    new_card.locator("input[name$='-text']").fill("Anything else?")
     page.locator("#save-button").click()
     page.locator("#save-errors").wait_for()
     assert words(language, "Save draft") in page.locator("#save-button").inner_text()
