@@ -321,25 +321,33 @@ def _write(answers, report):
     if not answers:
         return
     now = timezone.now()
-    stored = {(r.rater_id, r.item_id, r.question_key): r for r in RaterCoding.objects.filter(
-        rater_id__in={a.rater_id for a in answers}, item_id__in={a.item_id for a in answers},
-        question_key__in={a.question_key for a in answers})}
-    new, changed = [], []
+    # Plain tuples: at a re-import every row is stored and unchanged, and a model instance
+    # each was most of its time. Only the changed ones are read whole, below.
+    stored = {(rater, item, key): (pk, value, evidence, coded_at)
+              for pk, rater, item, key, value, evidence, coded_at in RaterCoding.objects.filter(
+                  rater_id__in={a.rater_id for a in answers},
+                  item_id__in={a.item_id for a in answers},
+                  question_key__in={a.question_key for a in answers}).values_list(
+                  "pk", "rater_id", "item_id", "question_key", "value", "evidence", "coded_at")}
+    new, differing = [], {}
     for answer in answers:
         old = stored.get((answer.rater_id, answer.item_id, answer.question_key))
         if old is None:
             new.append(answer)
-        elif (old.value, old.evidence, old.coded_at) != (answer.value, answer.evidence,
-                                                          answer.coded_at):
-            old.previous = [*old.previous, {
-                "value": old.value, "evidence": old.evidence, "imported_at": old.imported_at.isoformat(),
-                "coded_at": old.coded_at.isoformat() if old.coded_at else None}]
-            old.value, old.evidence, old.coded_at = answer.value, answer.evidence, answer.coded_at
-            old.codebook_version, old.imported_at = answer.codebook_version, now
-            changed.append(old)
-            _example(report, "changed", answer, old.previous[-1]["value"])
+        elif old[1:] != (answer.value, answer.evidence, answer.coded_at):
+            differing[old[0]] = answer
         else:
             report.unchanged += 1
+    changed = []
+    for old in RaterCoding.objects.filter(pk__in=differing).order_by("pk"):
+        answer = differing[old.pk]
+        old.previous = [*old.previous, {
+            "value": old.value, "evidence": old.evidence, "imported_at": old.imported_at.isoformat(),
+            "coded_at": old.coded_at.isoformat() if old.coded_at else None}]
+        old.value, old.evidence, old.coded_at = answer.value, answer.evidence, answer.coded_at
+        old.codebook_version, old.imported_at = answer.codebook_version, now
+        changed.append(old)
+        _example(report, "changed", answer, old.previous[-1]["value"])
     for answer in new[:3]:
         _example(report, "new", answer, None)
     _insert(new, now)
