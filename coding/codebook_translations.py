@@ -32,7 +32,8 @@ def check(translations, questions, err, text):
     if not isinstance(translations, dict):
         err("translations", 'an object of languages: {"zh-hans": {"questions": {…}}}')
         return
-    by_key = {q.get("key"): q for q in questions if isinstance(q, dict)}
+    by_key = {q["key"]: q for q in questions
+              if isinstance(q, dict) and isinstance(q.get("key"), str)}
     for code, block in translations.items():
         at = f"translations.{code}"
         if code not in _languages():
@@ -62,7 +63,8 @@ def _question(texts, question, key, at, err, text):
     if not isinstance(options, dict):
         err(f"{at}.options", "an object of option values")
         return
-    values = {o.get("value") for o in question.get("options") or [] if isinstance(o, dict)}
+    listed = question.get("options") if isinstance(question.get("options"), list) else []
+    values = {o["value"] for o in listed if isinstance(o, dict) and isinstance(o.get("value"), str)}
     for value, option_texts in options.items():
         where = f"{at}.options.{value}"
         if value not in values:

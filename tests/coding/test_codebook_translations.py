@@ -75,6 +75,22 @@ def test_a_wrong_translation_is_refused_by_its_place(translations, error):
     assert error in errors_of(translated_spec(**translations))
 
 
+def test_translations_of_a_malformed_codebook_are_refused_not_crashed_on():
+    spec = {"name": "Broken", "applies_to": "paper",
+            "questions": [{"key": ["label"], "text": "?", "kind": "single"},
+                          {"key": "scope", "text": "?", "kind": "single",
+                           "options": [{"value": ["x"]}, "y", 3]},
+                          {"key": "size", "text": "?", "kind": "number", "options": 7}],
+            "translations": {"zh-hans": {"questions": {
+                "label": {"text": "x"}, "scope": {"options": {"x": {"label": "y"}}},
+                "size": {"options": {"a": {"label": "b"}}}}}}}
+    errors = errors_of(spec)
+    assert "translations.zh-hans.questions.label: no question 'label' in this codebook" in errors
+    assert ("translations.zh-hans.questions.scope.options.x: no option 'x' in question 'scope'"
+            in errors)
+    assert "translations.zh-hans.questions.size.options.a: no option 'a' in question 'size'" in errors
+
+
 def test_a_file_with_a_wrong_translation_names_its_line_and_writes_nothing(alpha, people):
     doc = {"format": "workbench-codebook", "format_version": 1,
            **translated_spec(**{"zh-hans": {"questions": {"label": {"options": {
