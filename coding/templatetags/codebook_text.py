@@ -15,7 +15,7 @@ def translated(texts, field, original):
     text = texts.get(field) if isinstance(texts, dict) else None
     if not text or text == original:
         return format_html("{}", original)
-    return format_html('<span class="tr">{}</span><span class="original">{}</span>',
+    return format_html('<span class="tr-text">{}</span><span class="tr-original">{}</span>',
                        text, original)
 
 

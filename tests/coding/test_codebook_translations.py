@@ -173,8 +173,8 @@ def test_a_chinese_reader_sees_the_translation_with_the_original_one_click_away(
         translated, people, client_for):
     page = client_for(people["cora"]).get(open_next(client_for(people["cora"]), translated))
     html = page.content.decode()
-    assert '<span class="tr">主要贡献？</span><span class="original">Main contribution?</span>' in html
-    assert '<span class="tr">未报告</span><span class="original">Not reported</span>' in html
+    assert '<span class="tr-text">主要贡献？</span><span class="tr-original">Main contribution?</span>' in html
+    assert '<span class="tr-text">未报告</span><span class="tr-original">Not reported</span>' in html
     assert 'id="show-original"' in html
     assert 'aria-label="最大策略（十亿）"' in html
     # The form still sends the option values.
