@@ -76,13 +76,16 @@ def subset_intervals(codes, labels, level, subsets, confidence=0.95, n_boot=1000
     for mask in subsets:
         counts = np.bincount(patterns.inverse[np.asarray(mask)[pairable]],
                              minlength=len(patterns.counts))
+        # Only the patterns the subset holds: a resample draws from nothing else.
+        rows = np.flatnonzero(counts)
+        counts = counts[rows]
         n = int(counts.sum())
         if n == 0:
             found.append(nothing)
             continue
-        alpha = float(patterns.alphas(counts[None, :])[0])
+        alpha = float(patterns.alphas(counts[None, :], rows)[0])
         draws = np.random.default_rng(seed).multinomial(n, counts / n, size=n_boot)
-        alphas = patterns.alphas(draws)
+        alphas = patterns.alphas(draws, rows)
         alphas = alphas[~np.isnan(alphas)]
         low, high = (np.quantile(alphas, [tail, 1 - tail]) if alphas.size
                      else (float("nan"), float("nan")))
@@ -112,16 +115,49 @@ class _Patterns:
             (np.concatenate(value), (np.concatenate(pattern), np.concatenate(cell))),
             shape=(len(rows), size * size))
 
-    def alphas(self, draws):
-        """Alpha for each row of ``draws`` (units of each pattern in one resample)."""
+    def alphas(self, draws, rows=None):
+        """Alpha for each row of ``draws`` (units of each pattern in one resample; of the
+        patterns ``rows`` only, when given)."""
+        if self.level != "ordinal":
+            return self._linear_alphas(draws, rows)
         size = self.coded.n_categories
+        contributions = self.contributions if rows is None else self.contributions[rows]
         batch = max(1, CELLS_PER_BATCH // (size * size))
-        return np.concatenate([self._alphas(draws[start:start + batch])
+        return np.concatenate([self._alphas(draws[start:start + batch], contributions)
                                for start in range(0, len(draws), batch)])
 
-    def _alphas(self, draws):
+    def _linear_alphas(self, draws, rows=None):
+        """Where the distances do not depend on the resample (every level but ordinal): a
+        resample's observed disagreement is its pattern counts times each pattern's own
+        (one product), and its category totals its counts times each pattern's totals,
+        so no categories x categories matrix is built per resample (a 300-value number
+        question has 90,000 cells)."""
+        if not hasattr(self, "_per_pattern"):
+            size = self.coded.n_categories
+            distance = (self.distance if self.distance is not None
+                        else agreement._distances(self.coded, self.level, None))
+            coo = self.contributions.tocoo()
+            totals = sparse.csr_matrix((coo.data, (coo.row, coo.col % size)),
+                                       shape=(self.contributions.shape[0], size))
+            self._per_pattern = (self.contributions @ np.ravel(distance), totals.tocsr(),
+                                 distance)
+        observed_per_pattern, pattern_totals, distance = self._per_pattern
+        if rows is not None:
+            observed_per_pattern, pattern_totals = observed_per_pattern[rows], pattern_totals[rows]
+        draws = np.asarray(draws, dtype=float)
+        observed = draws @ observed_per_pattern
+        # A pattern holds at most as many categories as coders: a sparse product.
+        totals = np.asarray((pattern_totals.T @ draws.T).T)
+        n_pairable = totals.sum(axis=1)
+        expected = ((totals @ distance) * totals).sum(axis=1)  # a matrix product, in BLAS
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alphas = 1 - (n_pairable - 1) * observed / expected
+        alphas[(expected == 0) | (n_pairable == 0)] = np.nan
+        return alphas
+
+    def _alphas(self, draws, contributions):
         size = self.coded.n_categories
-        matrices = np.asarray((sparse.csr_matrix(draws) @ self.contributions).todense())
+        matrices = np.asarray((sparse.csr_matrix(draws) @ contributions).todense())
         matrices = matrices.reshape(len(draws), size, size)
         totals = matrices.sum(axis=1)
         n_pairable = totals.sum(axis=1)

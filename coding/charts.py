@@ -152,7 +152,7 @@ def _floor_tenth(value):
 def _tenths(start, stop, step):
     values, value = [], start
     while value <= stop + 1e-9:
-        values.append(round(value, 1))
+        values.append(round(value, 1) + 0.0)  # + 0.0: -0.0 printed as 0.0
         value += step
     return values
 

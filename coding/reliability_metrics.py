@@ -413,7 +413,7 @@ def _table(labels, codes, count):
 
 # --- drift: each coder against the others, window by window --------------------------
 
-DRIFT_RESAMPLES = 500
+DRIFT_RESAMPLES = 200  # each window: enough for a 95% bound to flag on, and cheap
 FLAG_UNITS = 10  # fewer units than this: too few to flag anyone on
 _FLAG = (f"A coder is flagged where the lower bound of that alpha's 95% interval "
          f"({DRIFT_RESAMPLES} resamples of the window's units; none for multiple choice) "
