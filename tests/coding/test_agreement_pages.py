@@ -237,3 +237,22 @@ def test_calendar_drift_reaches_page_chart_api_and_export(alpha, people, client_
         ("cyril", "4"), ("cyril", "5")}
     assert {r["window_from"] for r in rows} == {
         "2026-01-05", "2026-01-12", "2026-01-19", "2026-01-26", "2026-02-02"}
+
+
+@pytest.mark.worker
+def test_the_worker_takes_the_snapshot_with_its_calendar_drift(transactional_db, celery_worker,
+                                                                alpha, people, client_for):
+    """The agreement job on the real worker (PostgreSQL and Redis when set): the snapshot
+    it stores carries the weekly drift, cyril flagged in weeks 4 and 5."""
+    from tests.coding.test_reliability import three_coders_over_five_weeks
+    from tests.conftest import wait_for_job
+    from workbench.models import Job
+
+    three_coders_over_five_weeks(alpha, people, drifting_from_week=3)
+    job = wait_for_job(snapshots.recompute(alpha, people["olive"]))
+    assert job.status == Job.Status.DONE, job.error
+    doc = client_for(people["olive"]).get(f"/api/studies/{alpha.slug}/agreement/").json()
+    drift = next(q for book in doc["rounds"]["main"]["codebooks"] for q in book["questions"]
+                 if q["key"] == "code_released")["drift_calendar"]
+    assert {c["coder"]: [p["window"] for p in c["points"] if p["flag"]]
+            for c in drift["coders"]} == {"cora": [], "cyril": [3, 4], "dana": []}
