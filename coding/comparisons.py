@@ -7,6 +7,14 @@ a percentile bootstrap interval (resampled exactly as coding.agreement.bootstrap
 so the two give the same interval; computed on all resamples at once here), Krippendorff's
 alpha, and per category how often the two agree when either says it.
 
+Kappa may be weighted (Cohen 1968): linear or quadratic agreement weights by the position
+of the question's options (coding.reliability_coefficients.agreement_weights), or a
+custom matrix of agreement weights given by option value, {row: {column: weight}}: 1 on
+the diagonal, each cell within [0, 1], not necessarily symmetric. A value seen that is
+not an option (an outside source's old option) agrees only with itself. Unweighted kappa
+is computed as before; the weighted one is 1 - sum(v * observed) / sum(v * expected) with
+disagreement weights v = 1 - w, on the same bootstrap resamples.
+
 What each side's values are:
 - a model or outside rater: its imported codings (coding.raters_import);
 - a person rater: their imported codings and, for items without one, their last
@@ -18,15 +26,19 @@ Only items both sides answered are compared.
 import warnings
 
 import numpy as np
+from django.core.exceptions import ValidationError
 
 from . import agreement
 from .charts import heatmap
+from .reliability_coefficients import agreement_weights
 from .codebooks import YES_NO
 from .models import Coding, Decision, Question, Rater, RaterCoding
 from .reliability_metrics import display
 
 N_BOOT = 1000
 CONFIDENCE = 0.95
+WEIGHTINGS = ("unweighted", "linear", "quadratic", "custom")
+WEIGHTED_KINDS = (Question.Kind.SINGLE, Question.Kind.YES_NO)
 
 
 def side_values(comparison, rater):
@@ -66,6 +78,89 @@ def question_of(comparison):
         key=comparison.question_key).first() if version else None
 
 
+def offered_values(question):
+    """The question's option values in their order (yes, no for a yes/no question)."""
+    if question is None:
+        return []
+    return list(YES_NO) if question.kind == Question.Kind.YES_NO else [
+        o.value for o in question.options.all()]
+
+
+def checked_weights(question, weighting, weights):
+    """The weighting and custom matrix a comparison keeps, or a ValidationError naming the
+    value or cell that is wrong. `weights` given without a weighting means "custom"."""
+    weighting = weighting or ("custom" if weights else "unweighted")
+    if weighting not in WEIGHTINGS:
+        raise ValidationError({"weighting": f"unknown weighting {str(weighting)[:50]!r}; use "
+                                            "unweighted, linear, quadratic or custom"})
+    if weighting == "unweighted":
+        if weights:
+            raise ValidationError({"weights": "a weight matrix needs the custom weighting"})
+        return weighting, None
+    if question is None or question.kind not in WEIGHTED_KINDS:
+        raise ValidationError({"weighting": "weights apply to a single-choice or yes/no "
+                                            "question only"})
+    if weighting != "custom":
+        if weights:
+            raise ValidationError({"weights": f"a weight matrix needs the custom weighting, "
+                                              f"not {weighting}"})
+        return weighting, None
+    values = [str(v) for v in offered_values(question)]
+    if not isinstance(weights, dict) or not weights:
+        raise ValidationError({"weights": "give the matrix as {row value: {column value: "
+                                          f"weight}} over the options {', '.join(values)}"})
+    matrix = {}
+    for row in weights:
+        if row not in values:
+            raise ValidationError({"weights": f"row {str(row)[:100]!r} is not an option of "
+                                              f"{question.key} ({', '.join(values)})"})
+    for row in values:
+        cells = weights.get(row)
+        if not isinstance(cells, dict):
+            raise ValidationError({"weights": f"row {row!r} is missing: give one weight per "
+                                              f"column ({', '.join(values)})"})
+        for column in cells:
+            if column not in values:
+                raise ValidationError({"weights": f"row {row!r}: column {str(column)[:100]!r} "
+                                                  f"is not an option of {question.key}"})
+        matrix[row] = {}
+        for column in values:
+            where = f"cell ({row}, {column})"
+            if column not in cells:
+                raise ValidationError({"weights": f"{where} is missing"})
+            weight = cells[column]
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or \
+                    weight != weight:
+                raise ValidationError({"weights": f"{where}: {str(weight)[:50]!r} is not a "
+                                                  "number"})
+            if row == column and weight != 1:
+                raise ValidationError({"weights": f"{where}: the diagonal must be 1 (full "
+                                                  f"agreement), not {weight}"})
+            if not 0 <= weight <= 1:
+                raise ValidationError({"weights": f"{where}: {weight} is not within [0, 1]"})
+            matrix[row][column] = float(weight)
+    return weighting, matrix
+
+
+def weight_matrix(comparison, question, labels):
+    """The agreement weights over the table's labels; None when unweighted."""
+    weighting = comparison.weighting or "unweighted"
+    if weighting == "unweighted":
+        return None
+    offered = offered_values(question)
+    position = {_hashable(v): k for k, v in enumerate(offered)}
+    if weighting == "custom":
+        cell = comparison.weights or {}
+        return np.array([[float(cell[str(r)][str(c)]) if _hashable(r) in position and
+                          _hashable(c) in position else float(_hashable(r) == _hashable(c))
+                          for c in labels] for r in labels])
+    for label in labels:  # values that are not options come after them
+        position.setdefault(_hashable(label), len(position))
+    full = agreement_weights(len(position), weighting)
+    index = [position[_hashable(label)] for label in labels]
+    return full[np.ix_(index, index)]
+
+
 def compute(comparison, n_boot=N_BOOT, seed=0):
     """Everything the page and the API show about the comparison, as JSON values."""
     first = side_values(comparison, comparison.first)
@@ -80,18 +175,23 @@ def compute(comparison, n_boot=N_BOOT, seed=0):
               "first": comparison.first.name, "second": comparison.second_name,
               "units": len(items), "first_only": len(first.keys() - second.keys()),
               "second_only": len(second.keys() - first.keys()), "undefined": {}}
-    result.update(measure(a, b, [display(_hashable(label)) for label in labels], n_boot, seed, result))
+    weights = weight_matrix(comparison, question, labels)
+    result.update(measure(a, b, [display(_hashable(label)) for label in labels], n_boot, seed,
+                          result, weights=weights))
+    result["weighting"] = comparison.weighting or "unweighted"
+    result["weights"] = None if weights is None else weights.tolist()
     return result
 
 
-def measure(a, b, labels, n_boot=N_BOOT, seed=0, result=None):
-    """The numbers of a comparison from two columns of codes indexing `labels`."""
+def measure(a, b, labels, n_boot=N_BOOT, seed=0, result=None, weights=None):
+    """The numbers of a comparison from two columns of codes indexing `labels`; kappa
+    weighted by the agreement weights `weights` (labels × labels) when given."""
     result = result if result is not None else {"undefined": {}}
     size = len(labels)
     table = np.bincount(a * size + b, minlength=size * size).reshape(size, size)
     n = int(table.sum())
-    kappa = _kappa(table[None])[0] if n else np.nan
-    low, high = _kappa_interval(a, b, size, n_boot, seed) if n else (np.nan, np.nan)
+    kappa = _kappa(table[None], weights)[0] if n else np.nan
+    low, high = _kappa_interval(a, b, size, n_boot, seed, weights) if n else (np.nan, np.nan)
     if kappa != kappa:
         result["undefined"]["kappa"] = ("no unit was answered by both" if not n else
                                         "both used one and the same category for every unit")
@@ -109,18 +209,24 @@ def measure(a, b, labels, n_boot=N_BOOT, seed=0, result=None):
     }
 
 
-def _kappa(tables):
-    """Cohen's kappa of each (first × second) table in a stack; NaN where undefined."""
+def _kappa(tables, weights=None):
+    """Cohen's kappa of each (first × second) table in a stack, weighted by the agreement
+    weights when given; NaN where undefined."""
     n = tables.sum(axis=(1, 2)).astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        observed = np.trace(tables, axis1=1, axis2=2) / n
-        expected = np.einsum("bi,bi->b", tables.sum(axis=2), tables.sum(axis=1)) / n ** 2
+        if weights is None:
+            observed = np.trace(tables, axis1=1, axis2=2) / n
+            expected = np.einsum("bi,bi->b", tables.sum(axis=2), tables.sum(axis=1)) / n ** 2
+        else:
+            observed = np.einsum("bij,ij->b", tables, weights) / n
+            expected = np.einsum("bi,ij,bj->b", tables.sum(axis=2), weights,
+                                 tables.sum(axis=1)) / n ** 2
         kappa = (observed - expected) / (1 - expected)
     kappa[(n == 0) | (np.abs(1 - expected) < 1e-12)] = np.nan
     return kappa
 
 
-def _kappa_interval(a, b, size, n_boot, seed):
+def _kappa_interval(a, b, size, n_boot, seed, weights=None):
     """Percentile bootstrap of kappa over units: the resamples coding.agreement.bootstrap_ci
     draws with this seed, counted as n_boot tables in one bincount."""
     rng = np.random.default_rng(seed)
@@ -128,7 +234,7 @@ def _kappa_interval(a, b, size, n_boot, seed):
     cells = a[rows] * size + b[rows] + (np.arange(n_boot) * size * size)[:, None]
     tables = np.bincount(cells.ravel(), minlength=n_boot * size * size).reshape(
         n_boot, size, size)
-    estimates = _kappa(tables)
+    estimates = _kappa(tables, weights)
     defined = estimates[~np.isnan(estimates)]
     if not defined.size:
         return np.nan, np.nan
@@ -205,10 +311,17 @@ def as_text(result):
                                                 for c in result["column_totals"])
                  + str(result["units"]).rjust(width))
     kappa, alpha = result["kappa"], result["alpha"]
+    weighting = result.get("weighting", "unweighted")
     lines.append(f"percent agreement {_fixed(result['percent_agreement'])}; Cohen's kappa "
+                 f"({weighting}) "
                  f"{_fixed(kappa['value'])} [{_fixed(kappa['low'])}, {_fixed(kappa['high'])}] "
                  f"(95% bootstrap, {kappa['resamples']} resamples); Krippendorff's alpha "
                  f"{_fixed(alpha)}")
+    if result.get("weights") is not None:
+        lines.append("agreement weights (rows: first, columns: second):")
+        lines.append(" " * width + "".join(label.rjust(width) for label in result["labels"]))
+        for label, row in zip(result["labels"], result["weights"]):
+            lines.append(label.ljust(width) + "".join(f"{w:.3f}".rjust(width) for w in row))
     for c in result["categories"]:
         lines.append(f"  {c['label']}: specific agreement {_fixed(c['specific_agreement'])}; "
                      f"{result['second']} agrees on {c['agreed']} of {c['first']} "

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Count
 
-from . import audit
+from . import audit, comparisons
 from .models import Codebook, Comparison, Membership, Rater
 
 RATER_FIELDS = ("kind", "name", "model_version", "config_hash", "provenance")
@@ -50,9 +50,11 @@ def add_rater(study, user, *, kind, name, model_version="", config_hash="", prov
 
 
 @transaction.atomic
-def add_comparison(study, user, *, name, first, second, question, codebook=None):
+def add_comparison(study, user, *, name, first, second, question, codebook=None,
+                   weighting=None, weights=None):
     """A named comparison of rater `first` (rows) with `second` (columns; None for the
-    final decisions) on the question keyed `question`."""
+    final decisions) on the question keyed `question`; kappa weighted as
+    coding.comparisons.checked_weights allows (unweighted by default)."""
     first, second = (_rater(study, n, field) for n, field in ((first, "first"),
                                                                 (second, "second")))
     if first is None:
@@ -63,15 +65,20 @@ def add_comparison(study, user, *, name, first, second, question, codebook=None)
     codebook = codebook or _codebook_with(study, question)
     if not name.strip():
         raise ValidationError({"name": "required"})
+    weighting, weights = comparisons.checked_weights(
+        comparisons.question_of(Comparison(codebook=codebook, question_key=question)),
+        weighting, weights)
     try:
         with transaction.atomic():
             comparison = Comparison.objects.create(
                 study=study, name=name.strip()[:200], codebook=codebook, question_key=question,
-                first=first, second=second, created_by=user)
+                first=first, second=second, created_by=user, weighting=weighting,
+                weights=weights)
     except IntegrityError:
         raise ValidationError({"name": f"the study already has a comparison {name!r}"}) from None
     audit.record(user, study, "comparison.add", name, first=first.name,
-                 second=second.name if second else "final decisions", question=question)
+                 second=second.name if second else "final decisions", question=question,
+                 weighting=weighting)
     return comparison
 
 

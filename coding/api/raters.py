@@ -49,6 +49,18 @@ class ComparisonSerializer(serializers.Serializer):
     first = serializers.CharField(source="first.name", help_text="Rater of the table's rows.")
     second = serializers.CharField(source="second.name", allow_null=True, default=None,
                                    help_text="Rater of the columns; null: the final decisions.")
+    # Plain text, checked by coding.comparisons.checked_weights (no extra schema enum).
+    weighting = serializers.CharField(required=False, default="", allow_blank=True, help_text=(
+        "Cohen's kappa's weights: unweighted (default), linear, quadratic (by the position "
+        "of the question's options) or custom (the matrix in `weights`; implied when "
+        "`weights` is given). Only for a single-choice or yes/no question."))
+    weights = serializers.DictField(
+        child=serializers.DictField(child=serializers.FloatField()), required=False,
+        allow_null=True, default=None, help_text=(
+            "A custom matrix of agreement weights by option value, {row value: {column value: "
+            "weight}}: every option as a row and a column, 1 on the diagonal, each cell within "
+            "[0, 1]; it need not be symmetric. A wrong matrix is refused (400) naming the "
+            "value or cell, and nothing is saved."))
 
 
 class ComparisonResultSerializer(serializers.Serializer):
@@ -68,6 +80,12 @@ class ComparisonResultSerializer(serializers.Serializer):
     kappa = serializers.DictField(help_text="Cohen's kappa: value, low, high (percentile "
                                   "bootstrap), confidence, resamples, seed.")
     alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's alpha (nominal).")
+    weighting = serializers.CharField(help_text="The weighting of kappa: unweighted, linear, "
+                                      "quadratic or custom.")
+    weights = serializers.ListField(
+        child=serializers.ListField(child=serializers.FloatField()), allow_null=True,
+        help_text="The agreement weights kappa used, over `labels` (rows: first, columns: "
+        "second); null when unweighted.")
     categories = serializers.ListField(child=serializers.DictField())
     undefined = serializers.DictField(child=serializers.CharField())
 
@@ -156,7 +174,9 @@ class ComparisonList(APIView):
             comparison = add_comparison(study, request.user, name=given["name"],
                                         first=given["first"]["name"],
                                         second=(given.get("second") or {}).get("name"),
-                                        question=given["question_key"])
+                                        question=given["question_key"],
+                                        weighting=given.get("weighting"),
+                                        weights=given.get("weights"))
         except DjangoValidationError as error:
             raise as_api_error(error) from None
         return Response(ComparisonSerializer(comparison).data, status=status.HTTP_201_CREATED)

@@ -97,6 +97,12 @@ class Comparison(models.Model):
     # Columns; empty: the final decisions.
     second = models.ForeignKey(Rater, null=True, blank=True, related_name="+",
                                on_delete=models.CASCADE)
+    # Cohen's kappa's agreement weights (coding.comparisons.weight_matrix): none, by option
+    # position, or a custom matrix {row value: {column value: weight}}, checked on saving.
+    weighting = models.CharField(max_length=16, default="unweighted", choices=[
+        ("unweighted", "unweighted"), ("linear", "linear"), ("quadratic", "quadratic"),
+        ("custom", "custom matrix")])
+    weights = models.JSONField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                                    related_name="+", on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)

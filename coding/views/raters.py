@@ -56,6 +56,17 @@ class ComparisonForm(forms.Form):
     second = forms.ChoiceField(label=pgettext_lazy("comparison table", "Columns"), required=False)
     question = forms.SlugField(label=gettext_lazy("Question"), max_length=64,
                                help_text=gettext_lazy("Question key, e.g. label."))
+    weighting = forms.ChoiceField(label=gettext_lazy("Kappa weights"), initial="unweighted",
+                                  required=False,
+                                  choices=[("unweighted", gettext_lazy("unweighted")),
+                                           ("linear", gettext_lazy("linear")),
+                                           ("quadratic", gettext_lazy("quadratic")),
+                                           ("custom", gettext_lazy("custom matrix"))])
+    weights = forms.JSONField(label=gettext_lazy("Custom weight matrix"), required=False,
+                              widget=forms.Textarea(attrs={"rows": 3}), help_text=gettext_lazy(
+                                  'Agreement weights by option value, e.g. {"a": {"a": 1, '
+                                  '"b": 0.5}, "b": {"a": 0.5, "b": 1}}: 1 on the diagonal, '
+                                  "each cell between 0 and 1."))
 
     def __init__(self, *args, raters=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -128,7 +139,8 @@ def act(request, study, action, raters, forms_):
         form = forms_["comparison"] = ComparisonForm(request.POST, raters=raters)
         data = _valid(form)
         comparison = add_comparison(study, request.user, name=data["name"], first=data["first"],
-                                    second=data["second"] or None, question=data["question"])
+                                    second=data["second"] or None, question=data["question"],
+                                    weighting=data["weighting"], weights=data["weights"])
         return _("Comparison %(name)s added.") % {"name": comparison.name}
     if action == "assisted":
         form = forms_["assisted"] = AssistedForm(request.POST, raters=raters)
@@ -163,6 +175,7 @@ def comparison_page(request, slug, comparison_id):
     return render(request, "coding/comparison.html", {
         "study": study, "comparison": comparison, "result": result, "rows": rows,
         "chart": comparisons.chart(result) if result["units"] else None,
+        "weight_rows": list(zip(result["labels"], result["weights"] or [])),
     })
 
 

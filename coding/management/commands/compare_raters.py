@@ -22,18 +22,28 @@ class Command(BaseCommand):
         second.add_argument("--decisions", action="store_true",
                             help="the columns are the final decisions")
         parser.add_argument("--question", help="question key")
+        weights = parser.add_mutually_exclusive_group()
+        weights.add_argument("--weights", choices=["unweighted", "linear", "quadratic"],
+                             help="weight Cohen's kappa (when saving the comparison)")
+        weights.add_argument("--weights-file", help="a JSON file of custom agreement weights "
+                             "{row value: {column value: weight}} (when saving)")
         parser.add_argument("--json", action="store_true", help="print the API's JSON")
 
     def handle(self, *args, study, name, first, second, decisions, question, json, **options):
         found = study_or_error(study)
         comparison = Comparison.objects.filter(study=found, name=name).first()
+        weighting, matrix = options.get("weights"), _matrix(options.get("weights_file"))
+        if comparison is not None and (weighting or matrix is not None):
+            raise CommandError(f"The comparison {name!r} exists: its weighting "
+                               f"({comparison.weighting}) was set when it was made.")
         if comparison is None:
             if not (first and question and (second or decisions)):
                 raise CommandError(f"No comparison {name!r}; give --first, --second or "
                                    "--decisions, and --question to make it.")
             try:
                 comparison = add_comparison(found, None, name=name, first=first,
-                                            second=second, question=question)
+                                            second=second, question=question,
+                                            weighting=weighting, weights=matrix)
             except ValidationError as error:
                 raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in
                                              error.message_dict.items())) from None
@@ -44,3 +54,16 @@ class Command(BaseCommand):
             self.stdout.write(json_module.dumps(result, indent=2))
         else:
             self.stdout.write(comparisons.as_text(result))
+
+
+def _matrix(path):
+    """The custom weight matrix in a JSON file, or None without one."""
+    if not path:
+        return None
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError) as error:
+        raise CommandError(f"--weights-file {path}: {error}") from None
