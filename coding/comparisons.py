@@ -313,9 +313,9 @@ def as_text(result):
     kappa, alpha = result["kappa"], result["alpha"]
     weighting = result.get("weighting", "unweighted")
     lines.append(f"percent agreement {_fixed(result['percent_agreement'])}; Cohen's kappa "
-                 f"({weighting}) "
                  f"{_fixed(kappa['value'])} [{_fixed(kappa['low'])}, {_fixed(kappa['high'])}] "
-                 f"(95% bootstrap, {kappa['resamples']} resamples); Krippendorff's alpha "
+                 f"({weighting}; 95% bootstrap, {kappa['resamples']} resamples); "
+                 "Krippendorff's alpha "
                  f"{_fixed(alpha)}")
     if result.get("weights") is not None:
         lines.append("agreement weights (rows: first, columns: second):")

@@ -146,7 +146,7 @@ def test_an_asymmetric_matrix_gives_the_hand_computed_kappa_on_the_page(rated, c
     assert '<table class="confusion" id="weights">' in html
     assert "<th scope=\"row\">medium</th><td>0.500</td><td>1.000</td><td>0.750</td>" in html
     text = comparisons.as_text(result)
-    assert f"Cohen's kappa (custom) {expected:.3f} [{low:.3f}, {high:.3f}]" in text
+    assert f"Cohen's kappa {expected:.3f} [{low:.3f}, {high:.3f}] (custom; 95% bootstrap" in text
     assert "agreement weights (rows: first, columns: second):" in text
 
 
@@ -162,7 +162,7 @@ def test_unweighted_comparisons_keep_their_numbers_and_say_so(rated, client_for,
         f"/studies/{rated.slug}/comparisons/{comparison.pk}/").content.decode()
     assert '<span class="muted" id="weighting">(unweighted)</span>' in html
     assert 'id="weights"' not in html
-    assert "Cohen's kappa (unweighted)" in comparisons.as_text(result)
+    assert "(unweighted; 95% bootstrap, 1000 resamples)" in comparisons.as_text(result)
 
 
 @pytest.mark.parametrize("matrix, message", BAD)
@@ -207,7 +207,8 @@ def test_the_command_weights_kappa_linearly_or_by_a_file(rated, tmp_path):
                  stdout=out)
     linear = cohen_kappa_score(rated.model, rated.person, labels=list(LEVELS),
                                weights="linear")
-    assert f"Cohen's kappa (linear) {linear:.3f}" in out.getvalue()
+    assert f"Cohen's kappa {linear:.3f} [" in out.getvalue()
+    assert "(linear; 95% bootstrap" in out.getvalue()
     path = tmp_path / "matrix.json"
     path.write_text(json.dumps(ASYMMETRIC))
     out = io.StringIO()
