@@ -30,7 +30,7 @@ class ImportRequest(serializers.Serializer):
     screening = serializers.JSONField(required=False, default=dict, help_text=
                                       "date_from, date_to, categories (list), query, regex")
     file = serializers.FileField(required=False)
-    round = serializers.ChoiceField(choices=Item.Round.values, default=Item.Round.MAIN,
+    round = serializers.ChoiceField(choices=Item.Round.choices, default=Item.Round.MAIN,
                                     help_text="The round new documents join: main, or "
                                     "calibration (coded by every coder first); documents "
                                     "already in the pool keep theirs.")

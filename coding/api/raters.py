@@ -18,7 +18,7 @@ from workbench.parsers import StrictJSONParser
 
 from .. import comparisons, raters_import, suggestions
 from ..access import access_study
-from ..models import Comparison, Rater, Role
+from ..models import Comparison, Item, Rater, Role
 from ..raters import add_comparison, add_rater, raters_of
 from ..views.imports import save_upload
 from .calibration import as_api_error
@@ -195,7 +195,7 @@ class ComparisonDetail(APIView):
 
 
 class AssistedRoundSerializer(serializers.Serializer):
-    round = serializers.ChoiceField(choices=["main", "calibration"], help_text=(
+    round = serializers.ChoiceField(choices=Item.Round.choices, help_text=(
         "main or calibration. The calibration round is always blind, and so is a main round "
         "whose every item is in the reliability sample: marking either is refused (400)."))
     rater = serializers.CharField(allow_null=True, allow_blank=True, required=False, default=None,
