@@ -101,7 +101,10 @@ def markdown_payload(field):
 # --- what the browser reports ------------------------------------------------------------
 
 # Attributes whose value is only ever text to the browser (href: its scheme is checked apart).
-INERT_ATTRIBUTES = {"value", "title", "aria-label", "placeholder", "data-show-if", "href"}
+# data-quote and data-who: the review page's quote buttons; quotes.js reads the quote as
+# words of a regular expression it escapes, and review.js sets the coder's name as a title.
+INERT_ATTRIBUTES = {"value", "title", "aria-label", "placeholder", "data-show-if", "href",
+                    "data-quote", "data-who"}
 
 DOM_CHECK = r"""() => {
   const problems = [];
