@@ -62,32 +62,16 @@
     });
   }
 
+  // One finder serves both pages (quotes.js); here the first place the words stand is taken.
   function markQuote(field, quote, index) {
-    const words = quote.quote.split(/\s+/).filter(Boolean);
-    if (!words.length) return null;
-    const nodes = [];
-    let text = "";
-    const walker = document.createTreeWalker(field, NodeFilter.SHOW_TEXT);
-    while (walker.nextNode()) { nodes.push([walker.currentNode, text.length]); text += walker.currentNode.data; }
-    const escape = (w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    const found = new RegExp(words.map(escape).join("\\s+")).exec(text);
-    if (!found) return null;
-    const start = found.index, end = start + found[0].length;
-    let first = null;
-    nodes.forEach(([node, offset]) => {
-      const from = Math.max(start, offset), to = Math.min(end, offset + node.data.length);
-      if (from >= to) return;
-      const range = document.createRange();
-      range.setStart(node, from - offset);
-      range.setEnd(node, to - offset);
+    const marks = window.QuoteMarks.mark(field, quote.quote, 0, () => {
       const mark = document.createElement("mark");
       mark.className = "quote hl-" + (colourOf[quote.question] || 0);
       mark.dataset.quote = String(index);
       mark.title = (form.querySelector('.q[data-key="' + quote.question + '"] legend') || {}).textContent || "";
-      range.surroundContents(mark);
-      first = first || mark;
+      return mark;
     });
-    return first;
+    return marks[0] || null;
   }
 
   function renderQuotes() {

@@ -1,5 +1,5 @@
-// Evidence quotes found again in an item's rendered text and marked (the review page; the
-// coding page's code.js finds its own quotes the same way). A quote is its words in order
+// Evidence quotes found again in an item's rendered text and marked (the review page's
+// review.js and the coding page's code.js). A quote is its words in order
 // with any whitespace between them: the page shows markdown and line breaks differently
 // from the stored text. Of several places, the one nearest the offset the server located
 // the quote at is taken (the stored and the shown text differ little before it).
