@@ -17,6 +17,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Count, F, Max, OuterRef, Q, Subquery
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from workbench import paging
 from workbench.paging import make_token
@@ -29,7 +30,8 @@ from .prepared import Slot, Statement, fields, instance
 NOT_APPLICABLE = "n/a"  # the question's condition was not met for this coder
 MISSING = "missing"  # the question applied but the coder left it unanswered
 AUTOMATIC = (Decision.Method.UNANIMOUS, Decision.Method.SINGLE, Decision.Method.CONSENSUS)
-ORDERS = {"most": "most coders disagreeing", "oldest": "oldest first", "question": "question order"}
+ORDERS = {"most": gettext_lazy("most coders disagreeing"), "oldest": gettext_lazy("oldest first"),
+          "question": gettext_lazy("question order")}
 
 
 @dataclass
