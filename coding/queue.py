@@ -20,6 +20,7 @@ from django.db.models import (
     Case, Count, Exists, F, IntegerField, JSONField, OuterRef, Q, Subquery, Value, When,
 )
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from workbench import jobs
 from workbench.models import Job
@@ -367,10 +368,11 @@ def draw_reliability_sample(study, *, share=None, count=None, stratify_by="", se
     items = list(Item.objects.alive().filter(study=study, round=MAIN)
                  .select_related("snapshot", "document").order_by("pk"))
     if (share is None) == (count is None):
-        raise ValueError("Give either a share or a count of items.")
+        raise ValueError(gettext("Give either a share or a count of items."))
     size = round(share * len(items)) if share is not None else count
     if not 0 <= size <= len(items):
-        raise ValueError(f"The sample must hold between 0 and {len(items)} items, not {size}.")
+        raise ValueError(gettext("The sample must hold between 0 and %(pool)s items, not "
+                                 "%(size)s.") % {"pool": len(items), "size": size})
     seed = study.queue_seed if seed is None else seed
     chosen = _draw(items, size, stratify_by, random.Random(seed))
     chosen |= {i.pk for i in items if i.taken > 1}
