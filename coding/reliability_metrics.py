@@ -9,6 +9,7 @@ import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from django.utils.translation import gettext, gettext_noop
 
 from . import agreement
 from . import reliability_coefficients as rc
@@ -415,21 +416,50 @@ def _table(labels, codes, count):
 
 DRIFT_RESAMPLES = 200  # each window: enough for a 95% bound to flag on, and cheap
 FLAG_UNITS = 10  # fewer units than this: too few to flag anyone on
-_FLAG = (f"A coder is flagged where the lower bound of that alpha's 95% interval "
-         f"({DRIFT_RESAMPLES} resamples of the window's units; none for multiple choice) "
-         f"falls below .667 on {FLAG_UNITS} or more units.")
-_AGAINST = ("alpha of the coder's value against the others' value, on the units the "
-            "coder coded in that window where the other coders who coded the unit gave one "
-            "value between them (units where they differ among themselves are left out; with "
-            "two coders on a unit each is set against the other, so both move together). ")
-DRIFT_RULE = ("Each coder against the others, batch by batch (batches of the round's "
-              "codings of equal count, at least 40, in the order submitted): " + _AGAINST
-              + _FLAG)
-CALENDAR_RULE = ("Each coder against the others, {unit} by {unit} (calendar {units}, UTC; "
-                 "the window is the smallest of day, week and month that divides the "
-                 "round's span of submissions into at most 26): " + _AGAINST + _FLAG)
-CALENDAR_NAMES = {"day": ("day", "days"), "week": ("week", "ISO weeks, Monday to Sunday"),
-                  "month": ("month", "months")}
+# The rules are stored in English with the report (the API's words); the page says them
+# in the reader's language with rule_words.
+_FLAG = gettext_noop(
+    "A coder is flagged where the lower bound of that alpha's 95%% interval (%(resamples)s "
+    "resamples of the window's units; none for multiple choice) falls below .667 on "
+    "%(units)s or more units.")
+_AGAINST = gettext_noop(
+    "alpha of the coder's value against the others' value, on the units the coder coded in "
+    "that window where the other coders who coded the unit gave one value between them "
+    "(units where they differ among themselves are left out; with two coders on a unit each "
+    "is set against the other, so both move together).")
+_BATCHES = gettext_noop(
+    "Each coder against the others, batch by batch (batches of the round's codings of equal "
+    "count, at least 40, in the order submitted):")
+_CALENDAR = gettext_noop(
+    "Each coder against the others, %(unit)s by %(unit)s (calendar %(units)s, UTC; the "
+    "window is the smallest of day, week and month that divides the round's span of "
+    "submissions into at most 26):")
+CALENDAR_NAMES = {"day": (gettext_noop("day"), gettext_noop("days")),
+                  "week": (gettext_noop("week"), gettext_noop("ISO weeks, Monday to Sunday")),
+                  "month": (gettext_noop("month"), gettext_noop("months"))}
+
+
+def drift_rule(unit=None, words=str):
+    """The drift rule of batches (`unit` None) or of calendar windows of `unit`, its
+    sentences passed through `words` (gettext for the reader's language)."""
+    if unit is None:
+        head = words(_BATCHES)
+    else:
+        head = words(_CALENDAR) % {"unit": words(CALENDAR_NAMES[unit][0]),
+                                   "units": words(CALENDAR_NAMES[unit][1])}
+    flag = words(_FLAG) % {"resamples": DRIFT_RESAMPLES, "units": FLAG_UNITS}
+    return " ".join([head, words(_AGAINST), flag])
+
+
+def rule_words(drift):
+    """A stored drift's rule in the active language (the report keeps it in English)."""
+    if not drift:
+        return ""
+    unit = drift.get("unit")
+    return drift_rule(unit if unit in CALENDAR_NAMES else None, gettext)
+
+
+DRIFT_RULE = drift_rule()
 
 
 def _drift(v, seed):
@@ -451,7 +481,7 @@ def _drift_calendar(v, seed):
     unit = v.calendar["unit"]
     return {"unit": unit, "windows": windows,
             "coders": _drift_coders(v, v.submitted, bounds, seed),
-            "rule": CALENDAR_RULE.format(unit=unit, units=CALENDAR_NAMES[unit][1])}
+            "rule": drift_rule(unit)}
 
 
 def _drift_coders(v, when, bounds, seed):

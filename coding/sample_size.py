@@ -27,6 +27,8 @@ acceptable value).
 import math
 from statistics import NormalDist
 
+from django.utils.translation import gettext
+
 RELIABLE = 0.800
 TENTATIVE = 0.667
 VERDICTS = {
@@ -147,10 +149,12 @@ def _warnings(result):
     warnings = []
     size, needed = result["sample_size"], result["units_needed"]
     if size < needed:
-        warnings.append(
-            f"The reliability sample holds {size} items, fewer than the {needed} units "
-            f"needed to test α ≥ {result['alpha_min']:.3f} at p = {result['significance']:g} "
-            f"when the rarest category is {result['smallest_share']:.1%} of values.")
+        warnings.append(gettext(
+            "The reliability sample holds %(size)s items, fewer than the %(needed)s units "
+            "needed to test α ≥ %(alpha)s at p = %(p)s when the rarest category is "
+            "%(share)s of values.") % {
+                "size": size, "needed": needed, "alpha": f"{result['alpha_min']:.3f}",
+                "p": f"{result['significance']:g}", "share": f"{result['smallest_share']:.1%}"})
     result["sample_warnings"] = list(warnings)
     for q in result["questions"]:
         q["warnings"] = _question_warnings(q, result["alpha_min"], size)
@@ -161,14 +165,18 @@ def _warnings(result):
 def _question_warnings(q, alpha_min, size):
     warnings = []
     if q["short"]:
-        warnings.append(
-            f"“{q['rarest']}” is only {q['rarest_share']:.1%} of values; testing "
-            f"α ≥ {alpha_min:.3f} with a category that rare needs {q['units_needed']} units "
-            f"and the sample holds {size}, so the figure says little about it.")
+        warnings.append(gettext(
+            "“%(rarest)s” is only %(share)s of values; testing α ≥ %(alpha)s with a category "
+            "that rare needs %(needed)s units and the sample holds %(size)s, so the figure "
+            "says little about it.") % {
+                "rarest": q["rarest"], "share": f"{q['rarest_share']:.1%}",
+                "alpha": f"{alpha_min:.3f}", "needed": q["units_needed"], "size": size})
     elif q["rarest"] and q["rarest_n"] < FEW_VALUES:
-        warnings.append(f"“{q['rarest']}” has fewer than {FEW_VALUES} values so far; its "
-                        "agreement rests on a handful of cases.")
+        warnings.append(gettext("“%(rarest)s” has fewer than %(few)s values so far; its "
+                                "agreement rests on a handful of cases.")
+                        % {"rarest": q["rarest"], "few": FEW_VALUES})
     if q["unused"]:
-        warnings.append(f"Never used so far: {', '.join(q['unused'])}; nothing is known yet "
-                        "about how reliably they are coded.")
+        warnings.append(gettext("Never used so far: %(unused)s; nothing is known yet about "
+                                "how reliably they are coded.")
+                        % {"unused": ", ".join(q["unused"])})
     return warnings
