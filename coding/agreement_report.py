@@ -13,7 +13,7 @@ from . import charts, sample_size, snapshots
 from .models import Item, Question, Role, StoredDisagreement
 from .models.reliability import SampleDraw
 from .reliability import N_BOOT, ROUNDS
-from .reliability_metrics import AGAINST_DECISIONS_RULE
+from .reliability_metrics import AGAINST_DECISIONS_RULE, rule_words
 
 THRESHOLDS = {
     "reliable": sample_size.RELIABLE, "tentative": sample_size.TENTATIVE,
@@ -373,7 +373,7 @@ def _drift_section(questions, kind, chart):
              for q in questions if q[chart]]
     first = shown[0]["drift"] if shown else {}
     return {"kind": "batch" if kind == "drift" else "calendar", "questions": shown,
-            "windows": first.get("windows", []), "rule": first.get("rule", ""),
+            "windows": first.get("windows", []), "rule": rule_words(first),
             "unit": CALENDAR_UNIT_NAMES.get(first.get("unit"), "")}
 
 
