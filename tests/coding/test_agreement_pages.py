@@ -256,3 +256,36 @@ def test_the_worker_takes_the_snapshot_with_its_calendar_drift(transactional_db,
                  if q["key"] == "code_released")["drift_calendar"]
     assert {c["coder"]: [p["window"] for p in c["points"] if p["flag"]]
             for c in drift["coders"]} == {"cora": [], "cyril": [3, 4], "dana": []}
+
+
+def test_page_draws_its_rounds_once_per_snapshot_and_language(coded, people, client_for,
+                                                              monkeypatch):
+    """The rounds' charts and tables come from the snapshots alone: drawn once per
+    snapshot and language and then read from the cache; a new snapshot is drawn anew."""
+    from coding import agreement_report
+    from coding.models import LanguagePreference
+
+    drawn = []
+    real = agreement_report.rounds_charts
+    monkeypatch.setattr(agreement_report, "rounds_charts",
+                        lambda *args: drawn.append(1) or real(*args))
+    url = f"/studies/{coded.slug}/agreement/"
+    olive = client_for(people["olive"])
+    first = olive.get(url).content.decode()
+    again = client_for(people["vera"]).get(url).content.decode()
+    assert len(drawn) == 1
+    rounds = first[first.index('<section class="round"'):first.index('<section id="planning"')]
+    assert rounds in again and "<svg" in rounds and "6 independent codings" in rounds
+
+    paper = factories.paper_item(coded, coded.paper_codebook, 3)
+    for coder in ("cora", "cyril"):
+        factories.code(paper, people[coder], label="analysis")
+    snapshots.take_snapshot(coded)
+    newer = olive.get(url).content.decode()
+    assert len(drawn) == 2 and "8 independent codings" in newer
+    olive.get(url)
+    assert len(drawn) == 2
+
+    LanguagePreference.objects.create(user=people["ada"], language="zh-hans")
+    chinese = client_for(people["ada"]).get(url).content.decode()
+    assert len(drawn) == 3 and "8 independent codings" not in chinese and "<svg" in chinese
