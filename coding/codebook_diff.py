@@ -3,8 +3,11 @@
 One function, `diff(old_spec, new_spec)`, used by the version page, the API and the
 `codebook_diff` command. Questions are matched by key and options by value (the names
 codings and exports use), so a renamed key reads as one question removed and one added:
-to the data it is exactly that.
+to the data it is exactly that. Translations of the texts (coding.codebook_translations)
+are compared text by text, per language, question and option: `translations`.
 """
+
+from .codebook_translations import OPTION_TEXTS, QUESTION_TEXTS
 
 QUESTION_FIELDS = ("text", "kind", "definition", "required", "level", "unit", "show_if",
                    "min_value", "max_value")
@@ -17,11 +20,14 @@ DEFAULTS = {"definition": "", "required": True, "level": "nominal", "unit": "", 
 
 def diff(old_spec, new_spec):
     """{"codebook": [field changes], "added": [questions], "removed": [questions],
-    "changed": [{"key", "text", "fields": [...], "options": {...}}], "order": …}.
+    "changed": [{"key", "text", "fields": [...], "options": {...}}], "order": …,
+    "translations": [translation changes]}.
 
     A field change is {"field", "old", "new"}. `old_spec` None (a first version) reads as
     an empty codebook. `order` is {"old": [keys], "new": [keys]} when the questions both
-    versions have are in another order, else None."""
+    versions have are in another order, else None. A translation change is {"language",
+    "question", "option" (a value, or None for the question's own text), "field", "old",
+    "new"}, old None where the text was added and new None where it was removed."""
     old_spec = old_spec or {"questions": []}
     old_questions = _by(old_spec.get("questions") or [], "key")
     new_questions = _by(new_spec.get("questions") or [], "key")
@@ -43,11 +49,16 @@ def diff(old_spec, new_spec):
         "removed": [_summary(q) for k, q in old_questions.items() if k not in new_questions],
         "changed": changed,
         "order": {"old": kept_old, "new": kept_new} if kept_old != kept_new else None,
+        "translations": _translations(old_spec.get("translations") or {},
+                                      new_spec.get("translations") or {}),
     }
 
 
+PARTS = ("codebook", "added", "removed", "changed", "order", "translations")
+
+
 def is_empty(found):
-    return not any(found[part] for part in ("codebook", "added", "removed", "changed", "order"))
+    return not any(found.get(part) for part in PARTS)
 
 
 def summary_line(found):
@@ -62,6 +73,8 @@ def summary_line(found):
         parts.append("order changed")
     if found["codebook"]:
         parts.append("name or description changed")
+    if found.get("translations"):
+        parts.append("translations changed")
     return ", ".join(parts) or "no changes"
 
 
@@ -118,3 +131,31 @@ def _summary(question):
 
 def _option_summary(option):
     return {"value": option.get("value"), "label": option.get("label") or option.get("value")}
+
+
+def _translations(old, new):
+    """Each translated text added, changed or removed: languages, questions and options in
+    the new spec's order (what is gone last), a question's texts before its options'."""
+    changes = []
+    for language in _union(old, new):
+        old_questions = (old.get(language) or {}).get("questions") or {}
+        new_questions = (new.get(language) or {}).get("questions") or {}
+        for key in _union(old_questions, new_questions):
+            before, after = old_questions.get(key) or {}, new_questions.get(key) or {}
+            where = {"language": language, "question": key, "option": None}
+            changes += _texts(before, after, QUESTION_TEXTS, where)
+            old_options, new_options = before.get("options") or {}, after.get("options") or {}
+            for value in _union(old_options, new_options):
+                changes += _texts(old_options.get(value) or {}, new_options.get(value) or {},
+                                  OPTION_TEXTS, {**where, "option": value})
+    return changes
+
+
+def _union(old, new):
+    return [*new, *(k for k in old if k not in new)]
+
+
+def _texts(before, after, fields, where):
+    return [{**where, "field": field, "old": before.get(field) or None,
+             "new": after.get(field) or None}
+            for field in fields if (before.get(field) or None) != (after.get(field) or None)]

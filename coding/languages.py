@@ -10,8 +10,9 @@ outside their request asks `user_language(user)`.
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
 from django.contrib.auth.backends import ModelBackend
-from django.http import HttpResponseBadRequest
+from django.http import HttpResponse, HttpResponseBadRequest
 from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
@@ -66,6 +67,15 @@ def remember_language(user, code):
     check_language(code)
     LanguagePreference.objects.update_or_create(user=user, defaults={"language": code})
     return code
+
+
+def shows_original(user):
+    """Whether the person chose to read codebooks as written (the switch of
+    coding/_show_original.html), read with the signed-in person: no query of its own."""
+    try:
+        return user.language_preference.show_original
+    except (AttributeError, LanguagePreference.DoesNotExist):
+        return False
 
 
 def forget_language(user):
@@ -126,3 +136,14 @@ def choose_language(request):
     if request.user.is_authenticated:
         remember_language(request.user, code)
     return response
+
+
+@login_required
+@require_POST
+def choose_original(request):
+    """The "codebook as written" switch, sent as it changes (coding/show_original.js): kept
+    per person, so the next item, page or device opens the same way. A person who has not
+    chosen a language gets a row without one (stored_language still reads None)."""
+    LanguagePreference.objects.update_or_create(
+        user=request.user, defaults={"show_original": request.POST.get("show_original") == "1"})
+    return HttpResponse(status=204)

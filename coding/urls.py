@@ -9,6 +9,7 @@ from .views import (calibration, catalog_edit, codebook_edit, codebook_files, me
 urlpatterns = [
     path("", views.home, name="home"),
     path("language/", languages.choose_language, name="set-language"),
+    path("language/original/", languages.choose_original, name="show-original"),
     # Ahead of studies/<slug>/, which would take "new" for a slug (never given to a study).
     path("studies/new/", study_setup.study_new, name="study-new"),
     path("studies/<slug:slug>/", views.study_detail, name="study-detail"),

@@ -58,6 +58,8 @@ TABLE = {
     # The language switcher: anyone, the login page too; a POST only.
     "language/": {"GET": "MMMMMMM", "POST": "YYYYYYY", "PUT": "MMMMMMM", "PATCH": "MMMMMMM",
                   "DELETE": "MMMMMMM"},
+    # The "codebook as written" switch, kept per person: anyone signed in, a POST only.
+    "language/original/": {"POST": "LYYYYYY"},
     "": {"GET": "LYYYYYY"},
     "account/tokens/": {"GET": "LYYYYYY", "POST": "LYYYYYY"},
     "account/tokens/<int:pk>/revoke/": {"POST": "LNNNNNY"},  # the owner's token

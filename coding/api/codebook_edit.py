@@ -95,6 +95,17 @@ class FieldChange(serializers.Serializer):
     new = serializers.JSONField(allow_null=True)
 
 
+class TranslationChange(serializers.Serializer):
+    language = serializers.CharField()
+    question = serializers.CharField(help_text="The question's key.")
+    option = serializers.CharField(allow_null=True,
+                                   help_text="The option's value; null for the question's own texts.")
+    field = serializers.CharField(help_text="text, definition, unit; or an option's label, "
+                                            "definition, examples, counter_examples.")
+    old = serializers.CharField(allow_null=True)
+    new = serializers.CharField(allow_null=True)
+
+
 class DiffSerializer(serializers.Serializer):
     codebook = FieldChange(many=True, help_text="Name and description.")
     added = serializers.ListField(child=serializers.DictField())
@@ -105,6 +116,9 @@ class DiffSerializer(serializers.Serializer):
                   "({added, removed, changed, order}).")
     order = serializers.DictField(allow_null=True,
                                   help_text="{old: [keys], new: [keys]} when reordered.")
+    translations = TranslationChange(
+        many=True, help_text="Each translated text added (old null), changed or removed (new "
+                             "null), by language, question key and option value.")
 
 
 class VersionSerializer(serializers.Serializer):

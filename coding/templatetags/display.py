@@ -5,6 +5,8 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from .codebook_text import translated_html
+
 register = template.Library()
 
 
@@ -50,11 +52,14 @@ def show_answer(value):
 
 
 def option_labels(question):
-    """{value: label} of a question's options (prefetched), yes and no included."""
+    """{value: label} of a question's options (prefetched), yes and no included; an option
+    given its texts in the reader's language (codebook_translations.apply) reads in it, the
+    original beside it for the "as written" switch."""
     labels = getattr(question, "_option_labels", None)
     if labels is None:
         labels = {"yes": _("Yes"), "no": _("No")} if question.kind == "yes_no" else {}
-        labels.update({o.value: o.label for o in question.options.all()})
+        labels.update({o.value: translated_html(getattr(o, "tr", None), "label", o.label)
+                       for o in question.options.all()})
         question._option_labels = labels
     return labels
 
@@ -76,5 +81,7 @@ def answer_label(value, question):
 
 @register.filter
 def question_label(question):
-    """A question as people read it: its text, its key in the tooltip."""
-    return format_html('<span title="{}">{}</span>', question.key, question.text)
+    """A question as people read it: its text (in the reader's language where the codebook
+    has it), its key in the tooltip."""
+    return format_html('<span title="{}">{}</span>', question.key,
+                       translated_html(getattr(question, "tr", None), "text", question.text))

@@ -11,12 +11,13 @@ from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_safe
 
 from workbench.paging import bounded_count
 
-from .. import adjudication
+from .. import adjudication, codebook_translations
 from ..access import access_study
 from ..blinding import coder_view, view_for
 from ..codebooks import parse_form_answers
@@ -188,11 +189,15 @@ def review_context(study, item, questions, errors, request):
     # colour and underline style per coder (`by`, in name order; the legend numbers them),
     # the question named. A coder's page never gets these (coding.views.code reads the
     # coder's own evidence only).
-    texts = {q.key: q.text for q in questions}
+    # The codebook's texts in the reader's language, the original one click away (as on
+    # the coding page); decisions still store the option values.
+    translated = codebook_translations.apply(item.codebook.current_version(), questions,
+                                             translation.get_language())
+    by_key = {q.key: q for q in questions}
     for n, coder in enumerate(coders):
         coding = codings.independent[coder]
         coding.by, coding.number = n % CODER_STYLES, n + 1
-        coding.quotes = [{**quote, "question_text": texts.get(quote.get("question"), quote.get("question"))}
+        coding.quotes = [{**quote, "q": by_key.get(quote.get("question"))}
                          for quote in coding.evidence if isinstance(quote, dict)]
     return {
         "study": study, "item": item, "content": content, "hidden": hidden, "coders": coders,
@@ -200,8 +205,10 @@ def review_context(study, item, questions, errors, request):
         "codings": [codings.independent[c] for c in coders], "rows": rows,
         "quoted": any(codings.independent[c].quotes for c in coders),
         "errors": errors.get("__all__", []),
-        "error_summary": [(f"question-{row['question'].key}", row["question"].text, message)
+        "error_summary": [(f"question-{row['question'].key}",
+                           row["question"].tr.get("text") or row["question"].text, message)
                           for row in rows for message in row["errors"]],
+        "codebook_translated": translated,
         "can_decide": adjudication.can_decide(item, request.user),
         "query": request.GET.urlencode(),
     }

@@ -5,12 +5,13 @@ import copy
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_safe
 
 from workbench.paging import after_token, bounded_count, make_token
 
-from .. import study_setup
+from .. import codebook_translations, study_setup
 from ..access import CAN_SEE_ALL_CODINGS, access_study, may_create_study
 from ..codebook_editing import previous_version, version_diff
 from ..forms import StudySettingsForm
@@ -77,11 +78,14 @@ def codebook_detail(request, slug, codebook_id, number=None):
     versions = codebook.versions.order_by("number")
     version = (get_object_or_404(versions, number=number) if number
                else codebook.current_version() or versions.last())
-    questions = version.questions.prefetch_related("options")
+    questions = list(version.questions.prefetch_related("options"))
+    # In the reader's language where the version has it, the original one click away.
+    translated = codebook_translations.apply(version, questions, translation.get_language())
     previous = previous_version(version)
     return render(request, "coding/codebook_detail.html", {
         "study": study, "codebook": codebook, "version": version, "versions": versions,
-        "questions": questions, "previous": previous and previous.number,
+        "questions": questions, "codebook_translated": translated,
+        "previous": previous and previous.number,
         "diff": version_diff(version), "is_owner": Role.OWNER in study.my_roles,
     })
 

@@ -485,7 +485,7 @@ def test_diff_sees_reordering_and_ignores_spelled_out_defaults():
                                                        "new": ["analysis", "rl_method"]}
     assert found["changed"][0]["fields"] == [] and not found["added"] and not found["removed"]
     assert diff(old, copy.deepcopy(old)) == {"codebook": [], "added": [], "removed": [],
-                                             "changed": [], "order": None}
+                                             "changed": [], "order": None, "translations": []}
 
 
 def test_version_page_api_and_command_show_the_same_diff(alpha, codebook, people, client_for,

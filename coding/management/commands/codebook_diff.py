@@ -4,7 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from coding.codebook_diff import diff
+from coding.codebook_diff import diff, is_empty
 from coding.codebook_spec import spec_of
 from coding.management.studies import study_or_error
 
@@ -69,5 +69,9 @@ def lines(changes):
             yield f"    option order: {', '.join(options['order']['new'])}"
     if changes["order"]:
         yield f"~ question order: {', '.join(changes['order']['new'])}"
-    if not any(changes[k] for k in ("codebook", "added", "removed", "changed", "order")):
+    for t in changes.get("translations", []):
+        at = f"{t['question']}.options.{t['option']}" if t["option"] else t["question"]
+        mark = "+" if t["old"] is None else "-" if t["new"] is None else "~"
+        yield f"{mark} translation {t['language']} {at} {t['field']}: {t['old']!r} → {t['new']!r}"
+    if is_empty(changes):
         yield "no changes"

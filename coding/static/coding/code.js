@@ -68,11 +68,27 @@
       const mark = document.createElement("mark");
       mark.className = "quote hl-" + (colourOf[quote.question] || 0);
       mark.dataset.quote = String(index);
-      mark.title = (form.querySelector('.q[data-key="' + quote.question + '"] legend') || {}).textContent || "";
+      mark.title = questionTitle(quote.question);
       return mark;
     });
     return marks[0] || null;
   }
+
+  // A mark's tooltip names its question: number and text as the page shows them, and a
+  // translated text's other language on a line of its own (the legend's text would run
+  // the two together, with "required" and the condition).
+  function questionTitle(key) {
+    const q = form.querySelector('.q[data-key="' + CSS.escape(key) + '"]');
+    if (!q) return "";
+    const number = (q.querySelector("legend .qnum") || {}).textContent || "";
+    const asWritten = (document.getElementById("show-original") || {}).checked;
+    const texts = [q.dataset.text || "", q.dataset.original || ""];
+    if (asWritten) texts.reverse();
+    const [first, other] = texts;
+    return (number ? number + ". " : "") + first + (other && other !== first ? "\n" + other : "");
+  }
+  const switchBox = document.getElementById("show-original");
+  if (switchBox) switchBox.addEventListener("change", () => renderQuotes());
 
   function renderQuotes() {
     const all = evidence();
