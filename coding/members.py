@@ -246,13 +246,14 @@ def mail_configured():
     return bool(getattr(settings, "EMAIL_HOST", ""))
 
 
-def send_invite(invite, link):
-    """Mail the link when the invite has an address and a mail server is configured.
+def send_invite(invite, link, language=None):
+    """Mail the link when the invite has an address and a mail server is configured, in
+    `language` when one is asked for, else as invite_language says.
     True if sent; a failure is logged (without the link) and the owner gives it by hand."""
     if not (invite.email and mail_configured()):
         return False
     context = {"study": invite.study, "invite": invite, "link": link}
-    with translation.override(invite_language(invite)):
+    with translation.override(language or invite_language(invite)):
         subject = render_to_string("coding/email/invite_subject.txt", context).strip()
         body = render_to_string("coding/email/invite_body.txt", context)
     try:
@@ -263,13 +264,14 @@ def send_invite(invite, link):
     return True
 
 
-def invite_language(invite):
-    """The language an invitation is written in: the one the invitee chose, when the address
-    is that of an account that chose one (coding.languages); else the language of whoever
-    makes the invite (the page they read; English over the API)."""
+def invite_language(invite, maker_language=None):
+    """The language an invitation is written in when none is asked for (the API's
+    `language`): the one the invitee chose, when the address is that of an account that
+    chose one (coding.languages); else the inviter's: `maker_language` (the API, which
+    answers in English, gives the language they chose), else the page they read."""
     accounts = list(get_user_model().objects.filter(email__iexact=invite.email)[:2])
     chosen = stored_language(accounts[0]) if len(accounts) == 1 else None
-    return chosen or translation.get_language() or settings.LANGUAGE_CODE
+    return chosen or maker_language or translation.get_language() or settings.LANGUAGE_CODE
 
 
 def revoke_invite(invite, actor):

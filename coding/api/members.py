@@ -6,6 +6,7 @@ invite needs no account: the token is the credential. An invite's token appears 
 answer only, the POST that made it.
 """
 
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from django.urls import path
@@ -18,6 +19,7 @@ from rest_framework.views import APIView
 
 from .. import members as service
 from ..access import access_study
+from ..languages import stored_language
 from ..models import Invite, Membership, Role
 from ..names import namer, sees_names
 from . import filters
@@ -174,6 +176,11 @@ class CreateInviteSerializer(serializers.Serializer):
     days = serializers.IntegerField(required=False, default=service.INVITE_DAYS, min_value=1,
                                     max_value=service.MAX_INVITE_DAYS,
                                     help_text="Days until the link expires.")
+    language = serializers.ChoiceField(
+        choices=settings.LANGUAGES, required=False,
+        help_text="The language the mail is written in. Without it: the invitee's chosen "
+                  "language when `email` is that of an account that chose one, else yours "
+                  "(`/api/account/language/`), else the site's default.")
 
 
 class Invites(generics.ListAPIView):
@@ -194,6 +201,7 @@ class Invites(generics.ListAPIView):
         data = CreateInviteSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
+        asked = values.pop("language", None)
         try:
             invite, token = service.create_invite(study, values.pop("role"), request.user,
                                                   **values)
@@ -201,7 +209,10 @@ class Invites(generics.ListAPIView):
             raise as_api_error(error) from error
         invite.token = token
         invite.link = service.invite_link(token, request)
-        invite.mailed = service.send_invite(invite, invite.link)
+        # The API answers in English: the mail is in the language asked for, else the
+        # invitee's or the inviter's chosen one (never English by default only).
+        invite.mailed = service.send_invite(invite, invite.link, language=asked or service.invite_language(
+            invite, maker_language=stored_language(request.user)))
         answer = Response(NewInviteSerializer(invite).data, status=status.HTTP_201_CREATED)
         answer["Cache-Control"] = "no-store"
         return answer
