@@ -72,9 +72,11 @@ def new_codings(study, limit=None):
             .values("last_coding_id")[:1])
     # No ORDER BY: Coding's default ordering (assignment, revision) would make the bounded
     # count sort every new coding first (1.2 s on a 1M-item study) for rows it only counts.
-    rows = Coding.objects.filter(pk__gt=Coalesce(Subquery(last), Value(0)),
-                                 phase=Coding.Phase.INDEPENDENT,
-                                 assignment__item__study=study).order_by()
+    # By the coding's own study, a range of its (study, id) index: through the item, the
+    # count read every newer coding of every other study (0.6 s on the agreement page of
+    # a 1k-item study beside a 100k one).
+    rows = Coding.objects.filter(study=study, pk__gt=Coalesce(Subquery(last), Value(0)),
+                                 phase=Coding.Phase.INDEPENDENT).order_by()
     return rows[:limit].count() if limit else rows.count()
 
 
