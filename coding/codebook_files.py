@@ -28,6 +28,8 @@ import jsonschema
 import yaml
 from django.db import transaction
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, pgettext
 
 from workbench.text import find_in_json
 
@@ -68,8 +70,13 @@ def located(path_or_line, message):
     return SpecError(path_or_line, clean if len(clean) <= 400 else clean[:400] + "…")
 
 
+def line_at(line):
+    """A line of the file, as the location of an error."""
+    return _("line %(line)s") % {"line": line}
+
+
 def at_line(line, message):
-    return BadFile([located(f"line {line}", message)])
+    return BadFile([located(line_at(line), message)])
 
 
 @dataclass
@@ -126,7 +133,8 @@ def format_of(filename, data, fmt=None):
     character suggests (`<` XML, `{` JSON, anything else YAML)."""
     if fmt:
         if fmt not in FORMATS:
-            raise BadFile([located("format", f"one of {', '.join(FORMATS)}")])
+            raise BadFile([located("format", _("one of %(choices)s")
+                                   % {"choices": ", ".join(FORMATS)})])
         return fmt
     suffix = Path(filename or "").suffix.lower()
     if suffix in SUFFIXES:
@@ -140,12 +148,11 @@ def read(data, fmt=None, *, filename="", name="", applies_to=""):
 
     `name` and `applies_to` stand in for what a .qdc file cannot say."""
     if not isinstance(data, bytes | bytearray):
-        raise BadFile([located("file", "a file's bytes expected")])
+        raise BadFile([located("file", _("a file's bytes expected"))])
     if len(data) > MAX_FILE_BYTES:
-        raise BadFile([located("file", f"the file is {len(data):,} bytes; a codebook file "
-                                       f"is at most {MAX_FILE_BYTES:,}")])
+        raise BadFile([located("file", _too_large(len(data)))])
     if not data.strip():
-        raise BadFile([located("file", "the file is empty")])
+        raise BadFile([located("file", _("the file is empty"))])
     fmt = format_of(filename, data, fmt)
     if fmt == "qdc":
         try:
@@ -168,8 +175,8 @@ def check_structure(doc, lines=None):
     found = find_in_json(doc, UNSTORABLE)
     if found:
         where = _path(p for p in found[0] if p != "<key>")
-        raise BadFile([_with_line(located(where, "text may not contain a NUL character or a "
-                                                 "lone surrogate"), lines)])
+        raise BadFile([_with_line(located(where, _("text may not contain a NUL character or "
+                                                   "a lone surrogate")), lines)])
     validator = jsonschema.Draft202012Validator(SCHEMA)
     errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
@@ -181,45 +188,54 @@ def _at_most(errors):
     """The first MAX_ERRORS errors, and how many more there were."""
     if len(errors) <= MAX_ERRORS:
         return errors
-    return errors[:MAX_ERRORS] + [located("", f"and {len(errors) - MAX_ERRORS:,} more problems")]
+    return errors[:MAX_ERRORS] + [located("", _("and %(count)s more problems")
+                                          % {"count": f"{len(errors) - MAX_ERRORS:,}"})]
 
 
 def _check_format(doc):
     if doc.get("format") != FORMAT:
-        raise BadFile([located("format", f'not a workbench codebook: "format" must be '
-                                         f'"{FORMAT}" (found {doc.get("format")!r})')])
+        raise BadFile([located("format", _('not a workbench codebook: "format" must be '
+                                           '"%(format)s" (found %(found)r)')
+                                 % {"format": FORMAT, "found": doc.get("format")})])
     version = doc.get("format_version")
     if version != FORMAT_VERSION or isinstance(version, bool):
-        raise BadFile([located("format_version", f"this workbench reads format_version "
-                                                 f"{FORMAT_VERSION}; the file says {version!r}")])
+        raise BadFile([located("format_version", _("this workbench reads format_version "
+                                                   "%(version)s; the file says %(found)r")
+                                 % {"version": FORMAT_VERSION, "found": version})])
 
 
 def _schema_error(error):
     path = list(error.absolute_path)
     if error.validator == "required":
         missing = re.match(r"'(.*)' is a required property", error.message)
-        return located(_path(path + [missing.group(1)] if missing else path), "required")
+        return located(_path(path + [missing.group(1)] if missing else path),
+                       pgettext("a field", "required"))
     if error.validator == "additionalProperties":
         extra = sorted(set(error.instance) - set(error.schema.get("properties", {})), key=str)
         return located(_path(path + [str(extra[0])] if extra else path),
-                       "not a field of the format")
+                       _("not a field of the format"))
     if error.validator == "type":
         wanted = error.validator_value
         wanted = " or ".join(wanted) if isinstance(wanted, list) else wanted
         found = _describe(type(error.instance).__name__)
-        hint = ("; in YAML, yes, no, on and off without quotes are true or false: write "
-                "'yes'" if isinstance(error.instance, bool) and "string" in str(wanted) else "")
-        return located(_path(path), f"{_describe(wanted)} expected, found {found}{hint}")
+        message = _("%(wanted)s expected, found %(found)s") % {
+            "wanted": _describe(wanted), "found": found}
+        if isinstance(error.instance, bool) and "string" in str(wanted):
+            message += _("; in YAML, yes, no, on and off without quotes are true or false: "
+                         "write 'yes'")
+        return located(_path(path), message)
     if error.validator == "enum":
-        return located(_path(path), f"one of {', '.join(map(str, error.validator_value))}")
+        return located(_path(path), _("one of %(choices)s")
+                       % {"choices": ", ".join(map(str, error.validator_value))})
     return located(_path(path), error.message)
 
 
 def _describe(kind):
-    return {"string": "text", "str": "text", "object": "an object", "dict": "an object",
-            "array": "a list", "list": "a list", "boolean": "true or false",
-            "bool": "true or false",
-            "NoneType": "null", "int": "a number", "float": "a number"}.get(kind, kind)
+    text, an_object, a_list = _("text"), _("an object"), _("a list")
+    true_or_false, a_number = _("true or false"), _("a number")
+    return {"string": text, "str": text, "object": an_object, "dict": an_object,
+            "array": a_list, "list": a_list, "boolean": true_or_false, "bool": true_or_false,
+            "NoneType": "null", "int": a_number, "float": a_number}.get(kind, kind)
 
 
 def _path(parts):
@@ -234,7 +250,8 @@ def _with_line(error, lines):
     path = error.path
     while path:
         if path in lines:
-            return SpecError(error.path, f"{error.message} (line {lines[path]})")
+            return SpecError(error.path, _("%(message)s (line %(line)s)")
+                             % {"message": error.message, "line": lines[path]})
         shorter = _LAST_PART.sub("", path, count=1)
         path = "" if shorter == path else shorter
     return error
@@ -249,11 +266,11 @@ def _text(data):
         text = bytes(data).decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = data[:error.start].count(b"\n") + 1
-        raise at_line(line, f"not UTF-8 text (byte 0x{data[error.start]:02x}); save the "
-                            "file as UTF-8") from None
+        raise at_line(line, _("not UTF-8 text (byte %(byte)s); save the file as UTF-8")
+                      % {"byte": f"0x{data[error.start]:02x}"}) from None
     if "\x00" in text:
         raise at_line(text[:text.index("\x00")].count("\n") + 1,
-                      "a NUL character: this is a binary file, not a codebook")
+                      _("a NUL character: this is a binary file, not a codebook"))
     return text
 
 
@@ -301,13 +318,15 @@ def _load_json(text):
     try:
         value = json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
-        raise at_line(error.lineno, f"column {error.colno}: {error.msg}") from None
+        raise at_line(error.lineno, _("column %(column)s: %(problem)s")
+                      % {"column": error.colno, "problem": error.msg}) from None
     except _Duplicate:
         return _locate_duplicate(text)
     except RecursionError:
-        raise BadFile([located("file", "nested too deeply")]) from None
+        raise BadFile([located("file", _("nested too deeply"))]) from None
     except ValueError as error:  # NaN, Infinity, or an integer too long to read
-        raise BadFile([located("file", f"not a JSON codebook: {error}")]) from None
+        raise BadFile([located("file", _("not a JSON codebook: %(problem)s")
+                               % {"problem": error})]) from None
     _count_values(value)
     return value, {}
 
@@ -317,11 +336,11 @@ def _locate_duplicate(text):
         _StrictDecoder().decode(text)
     except _Duplicate as error:
         line = text.count("\n", 0, error.position) + 1
-        raise at_line(line, f"duplicate key {error.key!r} in the object that starts here: "
-                            "each key once") from None
+        raise at_line(line, _("duplicate key %(key)r in the object that starts here: "
+                              "each key once") % {"key": error.key}) from None
     except (ValueError, RecursionError):
         pass
-    raise BadFile([located("file", "a key is given twice in one object")])
+    raise BadFile([located("file", _("a key is given twice in one object"))])
 
 
 def _count_values(value):
@@ -331,8 +350,7 @@ def _count_values(value):
         current = pending.pop()
         count += 1
         if count > MAX_NODES:
-            raise BadFile([located("file", f"more than {MAX_NODES:,} values: too large for "
-                                           "a codebook")])
+            raise BadFile([located("file", _too_many())])
         if isinstance(current, dict):
             pending.extend(current.values())
         elif isinstance(current, list):
@@ -357,11 +375,11 @@ def _load_yaml(text):
     except yaml.MarkedYAMLError as error:
         raise _yaml_error(error) from None
     except yaml.YAMLError as error:
-        raise BadFile([located("file", f"not YAML: {error}")]) from None
+        raise BadFile([located("file", _("not YAML: %(problem)s") % {"problem": error})]) from None
     except RecursionError:
-        raise BadFile([located("file", "nested too deeply")]) from None
+        raise BadFile([located("file", _("nested too deeply"))]) from None
     if root is None:
-        raise BadFile([located("file", "the file is empty")])
+        raise BadFile([located("file", _("the file is empty"))])
     lines = {}
     _count_nodes(root, {}, 0, "", lines)
     try:
@@ -369,7 +387,8 @@ def _load_yaml(text):
     except yaml.MarkedYAMLError as error:  # a tag the safe loader will not build (!!python/…)
         raise _yaml_error(error) from None
     except (yaml.YAMLError, RecursionError, ValueError) as error:
-        raise BadFile([located("file", f"not a YAML codebook: {error}")]) from None
+        raise BadFile([located("file", _("not a YAML codebook: %(problem)s")
+                               % {"problem": error})]) from None
 
 
 def _count_events(text):
@@ -378,17 +397,16 @@ def _count_events(text):
     try:
         for count, event in enumerate(yaml.parse(text, Loader=_LOADER)):
             if count > 2 * MAX_NODES:  # a collection is two events, its start and end
-                raise at_line(event.start_mark.line + 1, f"more than {MAX_NODES:,} values: "
-                                                         "too large for a codebook")
+                raise at_line(event.start_mark.line + 1, _too_many())
     except yaml.MarkedYAMLError as error:
         raise _yaml_error(error) from None
     except yaml.YAMLError as error:
-        raise BadFile([located("file", f"not YAML: {error}")]) from None
+        raise BadFile([located("file", _("not YAML: %(problem)s") % {"problem": error})]) from None
 
 
 def _yaml_error(error):
     mark = error.problem_mark or error.context_mark
-    where = f"line {mark.line + 1}" if mark else "file"
+    where = line_at(mark.line + 1) if mark else "file"
     message = " ".join(str(m) for m in (error.context, error.problem) if m)
     return BadFile([located(where, message or str(error))])
 
@@ -404,11 +422,12 @@ def _count_nodes(node, sizes, depth, path, lines):
         lines[path] = line
     known = sizes.get(id(node))
     if known is _BUSY:
-        raise at_line(line, "an alias refers to a value that contains it (a recursive alias)")
+        raise at_line(line, _("an alias refers to a value that contains it (a recursive "
+                              "alias)"))
     if known is not None:
         return known
     if depth > MAX_DEPTH:
-        raise at_line(line, f"nested more than {MAX_DEPTH} levels deep")
+        raise at_line(line, _("nested more than %(depth)s levels deep") % {"depth": MAX_DEPTH})
     sizes[id(node)] = _BUSY
     size = 1
     if isinstance(node, yaml.SequenceNode):
@@ -419,21 +438,38 @@ def _count_nodes(node, sizes, depth, path, lines):
         for key, value in node.value:
             key_line = key.start_mark.line + 1
             if not isinstance(key, yaml.ScalarNode) or key.tag != _STR:
-                raise at_line(key_line, "a key must be text (merge keys << are not read)")
+                raise at_line(key_line, _("a key must be text (merge keys << are not read)"))
             if key.value in seen:
-                raise at_line(key_line, f"duplicate key {key.value!r} (first on line "
-                                        f"{seen[key.value]}): each key once")
+                raise at_line(key_line, _("duplicate key %(key)r (first on line %(line)s): "
+                                          "each key once")
+                              % {"key": key.value, "line": seen[key.value]})
             seen[key.value] = key_line
             size += _count_nodes(value, sizes, depth + 1,
                                  f"{path}.{key.value}" if path else key.value, lines)
     if size > MAX_NODES:
-        raise at_line(line, f"the file stands for more than {MAX_NODES:,} values once its "
-                            "aliases are expanded")
+        raise at_line(line, _("the file stands for more than %(count)s values once its "
+                              "aliases are expanded") % {"count": f"{MAX_NODES:,}"})
     sizes[id(node)] = size
     return size
 
 
+def _too_large(size):
+    return _("the file is %(size)s bytes; a codebook file is at most %(most)s") % {
+        "size": f"{size:,}", "most": f"{MAX_FILE_BYTES:,}"}
+
+
+def _too_many():
+    return _("more than %(count)s values: too large for a codebook") % {
+        "count": f"{MAX_NODES:,}"}
+
+
 # --- importing -----------------------------------------------------------------------
+
+# A file for the other kind of document than the codebook it is imported into.
+_APPLIES_TO_CLASH = {
+    "paper": gettext_lazy("the file's codebook is for papers; %(codebook)s is for threads"),
+    "thread": gettext_lazy("the file's codebook is for threads; %(codebook)s is for papers"),
+}
 
 def check_meaning(parsed, spec):
     errors = validate(spec)
@@ -459,9 +495,10 @@ def import_codebook(study, user, parsed, *, codebook=None, name="", dry_run=Fals
                 spec["name"] = name
             check_meaning(parsed, spec)
             if study.codebooks.filter(name=spec["name"]).exists():
-                raise BadFile([located("name", f"the study already has a codebook named "
-                                               f"{spec['name']!r}: give another name, or "
-                                               "import as a new version of it")])
+                raise BadFile([located("name", _("the study already has a codebook named "
+                                                 "%(name)r: give another name, or import as "
+                                                 "a new version of it")
+                                       % {"name": spec["name"]})])
             codebook = new_codebook(study, user, spec["name"], spec["applies_to"],
                                     spec.get("description", ""))
             version, replaced, made_codebook = codebook.versions.get(), False, True
@@ -472,9 +509,8 @@ def import_codebook(study, user, parsed, *, codebook=None, name="", dry_run=Fals
                 spec["description"] = codebook.description
             check_meaning(parsed, spec)
             if spec["applies_to"] != codebook.applies_to:
-                raise BadFile([located("applies_to", f"the file's codebook is for "
-                                       f"{spec['applies_to']}s; {codebook.name} is for "
-                                       f"{codebook.applies_to}s")])
+                raise BadFile([located("applies_to", _APPLIES_TO_CLASH[spec["applies_to"]]
+                                       % {"codebook": codebook.name})])
             version, made = start_draft(codebook, user)
             replaced, made_codebook = not made, False
         save_draft(version, spec)
@@ -508,16 +544,17 @@ def import_file(study, user, data, *, filename="", fmt=None, codebook=None, name
 def read_upload(upload):
     """An uploaded file's bytes, refused before reading when it is over the limit."""
     if upload.size is not None and upload.size > MAX_FILE_BYTES:
-        raise BadFile([located("file", f"the file is {upload.size:,} bytes; a codebook file "
-                                       f"is at most {MAX_FILE_BYTES:,}")])
+        raise BadFile([located("file", _too_large(upload.size))])
     data = upload.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
-        raise BadFile([located("file", f"a codebook file is at most {MAX_FILE_BYTES:,} bytes")])
+        raise BadFile([located("file", _("a codebook file is at most %(most)s bytes")
+                               % {"most": f"{MAX_FILE_BYTES:,}"})])
     return data
 
 
 def load_json(data):
     """JSON bytes as a value, with the checks a codebook file gets (for the API's body)."""
     if len(data) > MAX_FILE_BYTES:
-        raise BadFile([located("file", f"at most {MAX_FILE_BYTES:,} bytes")])
+        raise BadFile([located("file", _("at most %(most)s bytes")
+                               % {"most": f"{MAX_FILE_BYTES:,}"})])
     return _load_json(_text(data))[0]

@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, pgettext
 
 from . import codebook_translations
 from .codebooks import YES_NO, add_questions, unstorable_text
@@ -79,19 +81,20 @@ def validate(spec, *, publishing=False):
         errors.append(SpecError(path, message))
 
     if not isinstance(spec, dict):
-        return [SpecError("", "a codebook is an object with name, applies_to and questions")]
+        return [SpecError("", _("a codebook is an object with name, applies_to and questions"))]
     _text(spec, "name", "name", err, required=True)
     _text(spec, "description", "description", err)
     if spec.get("applies_to") not in ("paper", "thread"):
-        err("applies_to", "either 'paper' or 'thread'")
+        err("applies_to", _("either 'paper' or 'thread'"))
     questions = spec.get("questions", [])
     if not isinstance(questions, list):
-        err("questions", "a list of questions")
+        err("questions", _("a list of questions"))
         return errors
     if publishing and not questions:
-        err("questions", "a codebook needs at least one question before it is published")
+        err("questions", _("a codebook needs at least one question before it is published"))
     if len(questions) > MAX_QUESTIONS:
-        err("questions", f"{len(questions):,} questions; at most {MAX_QUESTIONS}")
+        err("questions", _("%(count)s questions; at most %(most)s")
+            % {"count": f"{len(questions):,}", "most": MAX_QUESTIONS})
         return errors
     seen = {}
     for i, question in enumerate(questions):
@@ -115,52 +118,56 @@ def _text(obj, field, path, err, *, required=False):
     if value is None:
         value = ""
     if not isinstance(value, str):
-        err(path, "text expected")
+        err(path, _("text expected"))
         return
     if required and not value.strip():
-        err(path, "required")
+        err(path, pgettext("a field", "required"))
     elif len(value) > TEXT_LIMITS[field]:
-        err(path, f"{len(value):,} characters; at most {TEXT_LIMITS[field]:,}")
+        err(path, _("%(count)s characters; at most %(most)s")
+            % {"count": f"{len(value):,}", "most": f"{TEXT_LIMITS[field]:,}"})
     elif problem := unstorable_text(value):
         err(path, problem)
 
 
 def _question(q, at, earlier, err):
     if not isinstance(q, dict):
-        err(at, "a question is an object")
+        err(at, _("a question is an object"))
         return
     for field in sorted(set(q) - QUESTION_FIELDS):
-        err(f"{at}.{field}", "not a field of a question")
+        err(f"{at}.{field}", _("not a field of a question"))
     key = q.get("key")
     if not isinstance(key, str) or not KEY.fullmatch(key) or check_key(key):
-        err(f"{at}.key", "a key is lower-case letters, digits and _ , starting with a letter "
-            "(at most 64)")
+        err(f"{at}.key", _("a key is lower-case letters, digits and _ , starting with a letter "
+                             "(at most 64)"))
     elif key in earlier:
-        err(f"{at}.key", f"duplicate key {key!r}: keys are unique in a codebook")
+        err(f"{at}.key", _("duplicate key %(key)r: keys are unique in a codebook") % {"key": key})
     _text(q, "text", f"{at}.text", err, required=True)
     _text(q, "definition", f"{at}.definition", err)
     _text(q, "unit", f"{at}.unit", err)
     kind = q.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:
-        err(f"{at}.kind", f"one of {', '.join(sorted(KINDS))}")
+        err(f"{at}.kind", _("one of %(choices)s") % {"choices": ", ".join(sorted(KINDS))})
         kind = None
     level = q.get("level", "nominal")
     if not isinstance(level, str) or level not in LEVELS:
-        err(f"{at}.level", f"one of {', '.join(sorted(LEVELS))}")
+        err(f"{at}.level", _("one of %(choices)s") % {"choices": ", ".join(sorted(LEVELS))})
     if not isinstance(q.get("required", True), bool):
-        err(f"{at}.required", "true or false")
+        err(f"{at}.required", _("true or false"))
     options = q.get("options", []) or []
     if not isinstance(options, list):
-        err(f"{at}.options", "a list of options")
+        err(f"{at}.options", _("a list of options"))
         options = []
     if len(options) > MAX_OPTIONS:
-        err(f"{at}.options", f"{len(options):,} options; at most {MAX_OPTIONS}")
+        err(f"{at}.options", _("%(count)s options; at most %(most)s")
+            % {"count": f"{len(options):,}", "most": MAX_OPTIONS})
         options = []
     if kind in WITH_OPTIONS and not options:
-        label = "single-choice" if kind == Question.Kind.SINGLE else "multiple-choice"
-        err(f"{at}.options", f"a {label} question needs at least one option")
+        err(f"{at}.options", _("a single-choice question needs at least one option")
+            if kind == Question.Kind.SINGLE
+            else _("a multiple-choice question needs at least one option"))
     if kind in (Question.Kind.YES_NO, Question.Kind.TEXT) and options:
-        err(f"{at}.options", f"a {kind} question has no options")
+        err(f"{at}.options", _("a yes_no question has no options") if kind == Question.Kind.YES_NO
+            else _("a text question has no options"))
     _options(options, at, kind, err)
     _shortcuts(options, at, err)
     _bounds(q, at, kind, err)
@@ -172,33 +179,36 @@ def _options(options, at, kind, err):
     for j, option in enumerate(options):
         where = f"{at}.options[{j}]"
         if not isinstance(option, dict):
-            err(where, "an option is an object")
+            err(where, _("an option is an object"))
             continue
         for field in sorted(set(option) - OPTION_FIELDS):
-            err(f"{where}.{field}", "not a field of an option")
+            err(f"{where}.{field}", _("not a field of an option"))
         value = option.get("value")
         if not isinstance(value, str) or not VALUE.fullmatch(value):
-            err(f"{where}.value", "a value is letters, digits, _ . - (at most 100), starting "
-                "with a letter or digit")
+            err(f"{where}.value", _("a value is letters, digits, _ . - (at most 100), "
+                                    "starting with a letter or digit"))
         elif value in values:
-            err(f"{where}.value", f"duplicate value {value!r} in this question")
+            err(f"{where}.value", _("duplicate value %(value)r in this question")
+                % {"value": value})
         else:
             values.add(value)
         if kind == Question.Kind.NUMBER and isinstance(value, str) and _is_number(value):
-            err(f"{where}.value", "a special answer of a number question cannot be a number")
+            err(f"{where}.value", _("a special answer of a number question cannot be a number"))
         for field in ("label", "definition", "examples", "counter_examples"):
             _text(option, field, f"{where}.{field}", err)
         exclusive = option.get("exclusive", False)
         if not isinstance(exclusive, bool):
-            err(f"{where}.exclusive", "true or false")
+            err(f"{where}.exclusive", _("true or false"))
         elif exclusive and kind != Question.Kind.MULTIPLE:
-            err(f"{where}.exclusive", "only an option of a multiple-choice question is "
-                "chosen alone")
+            err(f"{where}.exclusive", _("only an option of a multiple-choice question is "
+                                        "chosen alone"))
 
 
 # Keys the coding page already uses for something else (coding/static/coding/code.js).
-RESERVED_KEYS = {"e": "quotes evidence", "s": "skips the item", "f": "flags it as unsure",
-                 "p": "opens the previous item"}
+RESERVED_KEYS = {"e": gettext_lazy("E quotes evidence on the coding page"),
+                 "s": gettext_lazy("S skips the item on the coding page"),
+                 "f": gettext_lazy("F flags it as unsure on the coding page"),
+                 "p": gettext_lazy("P opens the previous item on the coding page")}
 
 
 def _shortcuts(options, at, err):
@@ -210,14 +220,18 @@ def _shortcuts(options, at, err):
         where = f"{at}.options[{j}].shortcut"
         shortcut = option.get("shortcut", "") or ""
         if not isinstance(shortcut, str) or len(shortcut) > 1 or (shortcut and not shortcut.isalnum()):
-            err(where, "one letter or digit, or empty")
+            err(where, _("one letter or digit, or empty"))
             continue
         key = shortcut.lower() or (str(j + 1) if j < 9 else "")
         if key in RESERVED_KEYS:
-            err(where, f"{key.upper()} {RESERVED_KEYS[key]} on the coding page; choose another key")
+            err(where, _("%(taken)s; choose another key") % {"taken": RESERVED_KEYS[key]})
+        elif key in chosen and shortcut:
+            err(where, _("key %(key)r already chooses option %(option)s")
+                % {"key": key, "option": chosen[key] + 1})
         elif key in chosen:
-            how = "" if shortcut else " (its position): give this option a key of its own"
-            err(where, f"key {key!r}{how} already chooses option {chosen[key] + 1}")
+            err(where, _("key %(key)r (its position): give this option a key of its own "
+                         "already chooses option %(option)s")
+                % {"key": key, "option": chosen[key] + 1})
         elif key:
             chosen[key] = j
 
@@ -236,12 +250,13 @@ def _bounds(q, at, kind, err):
         if value is None:
             continue
         if kind != Question.Kind.NUMBER:
-            err(f"{at}.{field}", "only a number question has bounds")
+            err(f"{at}.{field}", _("only a number question has bounds"))
         elif _finite(value) is None:
-            err(f"{at}.{field}", "a finite number or null")
+            err(f"{at}.{field}", _("a finite number or null"))
     low, high = _finite(low), _finite(high)
     if low is not None and high is not None and low > high:
-        err(f"{at}.max_value", f"the upper bound {high:g} is below the lower bound {low:g}")
+        err(f"{at}.max_value", _("the upper bound %(high)s is below the lower bound %(low)s")
+            % {"high": f"{high:g}", "low": f"{low:g}"})
 
 
 def _finite(value):
@@ -260,22 +275,22 @@ def _condition(condition, at, key, earlier, err):
         return
     where = f"{at}.show_if"
     if not isinstance(condition, dict) or set(condition) != {"question", "in"}:
-        err(where, "a condition names a question and the answers that show this one: "
-            '{"question": key, "in": [values]}')
+        err(where, _("a condition names a question and the answers that show this one: "
+                     '{"question": key, "in": [values]}'))
         return
     target, wanted = condition["question"], condition["in"]
     if not isinstance(target, str):
-        err(f"{where}.question", "the key of a question above this one")
+        err(f"{where}.question", _("the key of a question above this one"))
         return
     if target == key:
-        err(f"{where}.question", "a question cannot depend on itself")
+        err(f"{where}.question", _("a question cannot depend on itself"))
         return
     if target not in earlier:
-        err(f"{where}.question", f"no earlier question {target!r}: a condition names a "
-            "question above this one")
+        err(f"{where}.question", _("no earlier question %(key)r: a condition names a "
+                                   "question above this one") % {"key": target})
         return
     if not isinstance(wanted, list) or not wanted or not all(isinstance(v, str) for v in wanted):
-        err(f"{where}.in", "a non-empty list of answers")
+        err(f"{where}.in", _("a non-empty list of answers"))
         return
     parent = earlier[target]
     if parent.get("kind") == Question.Kind.YES_NO:
@@ -286,10 +301,11 @@ def _condition(condition, at, key, earlier, err):
                    if isinstance(o, dict) and isinstance(o.get("value"), str)}
     unknown = [v for v in wanted if v not in allowed]
     if parent.get("kind") in (Question.Kind.TEXT,):
-        err(f"{where}.question", f"{target!r} is a free-text question; a condition needs "
-            "answers to choose from")
+        err(f"{where}.question", _("%(key)r is a free-text question; a condition needs "
+                                   "answers to choose from") % {"key": target})
     elif unknown:
-        err(f"{where}.in", f"{', '.join(map(repr, unknown))} not an answer of {target!r}")
+        err(f"{where}.in", _("%(values)s not an answer of %(key)r")
+            % {"values": ", ".join(map(repr, unknown)), "key": target})
 
 
 def spec_of(version):
@@ -341,17 +357,17 @@ def save_draft(version, spec):
     check(spec)
     version = CodebookVersion.objects.select_for_update().get(pk=version.pk)
     if version.is_published:
-        raise InvalidSpec([SpecError("", f"{version} is published and cannot change; "
-                                         "draft a new version")])
+        raise InvalidSpec([SpecError("", _("%(version)s is published and cannot change; "
+                                           "draft a new version") % {"version": version})])
     codebook = version.codebook
     if spec["applies_to"] != codebook.applies_to:
-        raise InvalidSpec([SpecError("applies_to", "a codebook keeps what it applies to; "
-                                                   "make a new codebook instead")])
+        raise InvalidSpec([SpecError("applies_to", _("a codebook keeps what it applies to; "
+                                                     "make a new codebook instead"))])
     clash = (Codebook.objects.filter(study=codebook.study, name=spec["name"])
              .exclude(pk=codebook.pk).exists())
     if clash:
-        raise InvalidSpec([SpecError("name", f"the study has another codebook named "
-                                             f"{spec['name']!r}")])
+        raise InvalidSpec([SpecError("name", _("the study has another codebook named %(name)r")
+                                     % {"name": spec["name"]})])
     Codebook.objects.filter(pk=codebook.pk).update(
         name=spec["name"], description=spec.get("description") or "")
     version.questions.all().delete()

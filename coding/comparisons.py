@@ -27,6 +27,7 @@ import warnings
 
 import numpy as np
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext
 
 from . import agreement
 from .charts import heatmap
@@ -91,53 +92,65 @@ def checked_weights(question, weighting, weights):
     value or cell that is wrong. `weights` given without a weighting means "custom"."""
     weighting = weighting or ("custom" if weights else "unweighted")
     if weighting not in WEIGHTINGS:
-        raise ValidationError({"weighting": f"unknown weighting {str(weighting)[:50]!r}; use "
-                                            "unweighted, linear, quadratic or custom"})
+        raise ValidationError({"weighting": gettext(
+            "unknown weighting %(weighting)r; use unweighted, linear, quadratic or custom")
+            % {"weighting": str(weighting)[:50]}})
     if weighting == "unweighted":
         if weights:
-            raise ValidationError({"weights": "a weight matrix needs the custom weighting"})
+            raise ValidationError({"weights": gettext("a weight matrix needs the custom "
+                                                      "weighting")})
         return weighting, None
     if question is None or question.kind not in WEIGHTED_KINDS:
-        raise ValidationError({"weighting": "weights apply to a single-choice or yes/no "
-                                            "question only"})
+        raise ValidationError({"weighting": gettext("weights apply to a single-choice or "
+                                                    "yes/no question only")})
     if weighting != "custom":
         if weights:
-            raise ValidationError({"weights": f"a weight matrix needs the custom weighting, "
-                                              f"not {weighting}"})
+            raise ValidationError({"weights": gettext(
+                "a weight matrix needs the custom weighting, not %(weighting)s")
+                % {"weighting": weighting}})
         return weighting, None
     values = [str(v) for v in offered_values(question)]
     if not isinstance(weights, dict) or not weights:
-        raise ValidationError({"weights": "give the matrix as {row value: {column value: "
-                                          f"weight}} over the options {', '.join(values)}"})
+        raise ValidationError({"weights": gettext(
+            "give the matrix as {row value: {column value: weight}} over the options "
+            "%(options)s") % {"options": ", ".join(values)}})
     matrix = {}
     for row in weights:
         if row not in values:
-            raise ValidationError({"weights": f"row {str(row)[:100]!r} is not an option of "
-                                              f"{question.key} ({', '.join(values)})"})
+            raise ValidationError({"weights": gettext(
+                "row %(row)r is not an option of %(question)s (%(options)s)")
+                % {"row": str(row)[:100], "question": question.key,
+                   "options": ", ".join(values)}})
     for row in values:
         cells = weights.get(row)
         if not isinstance(cells, dict):
-            raise ValidationError({"weights": f"row {row!r} is missing: give one weight per "
-                                              f"column ({', '.join(values)})"})
+            raise ValidationError({"weights": gettext(
+                "row %(row)r is missing: give one weight per column (%(options)s)")
+                % {"row": row, "options": ", ".join(values)}})
         for column in cells:
             if column not in values:
-                raise ValidationError({"weights": f"row {row!r}: column {str(column)[:100]!r} "
-                                                  f"is not an option of {question.key}"})
+                raise ValidationError({"weights": gettext(
+                    "row %(row)r: column %(column)r is not an option of %(question)s")
+                    % {"row": row, "column": str(column)[:100], "question": question.key}})
         matrix[row] = {}
         for column in values:
-            where = f"cell ({row}, {column})"
+            where = gettext("cell (%(row)s, %(column)s)") % {"row": row, "column": column}
             if column not in cells:
-                raise ValidationError({"weights": f"{where} is missing"})
+                raise ValidationError({"weights": gettext("%(cell)s is missing")
+                                       % {"cell": where}})
             weight = cells[column]
             if isinstance(weight, bool) or not isinstance(weight, (int, float)) or \
                     weight != weight:
-                raise ValidationError({"weights": f"{where}: {str(weight)[:50]!r} is not a "
-                                                  "number"})
+                raise ValidationError({"weights": gettext("%(cell)s: %(weight)r is not a number")
+                                       % {"cell": where, "weight": str(weight)[:50]}})
             if row == column and weight != 1:
-                raise ValidationError({"weights": f"{where}: the diagonal must be 1 (full "
-                                                  f"agreement), not {weight}"})
+                raise ValidationError({"weights": gettext(
+                    "%(cell)s: the diagonal must be 1 (full agreement), not %(weight)s")
+                    % {"cell": where, "weight": weight}})
             if not 0 <= weight <= 1:
-                raise ValidationError({"weights": f"{where}: {weight} is not within [0, 1]"})
+                raise ValidationError({"weights": gettext("%(cell)s: %(weight)s is not within "
+                                                          "[0, 1]")
+                                       % {"cell": where, "weight": weight}})
             matrix[row][column] = float(weight)
     return weighting, matrix
 

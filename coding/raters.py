@@ -7,6 +7,7 @@ and API to owners, adjudicators and viewers only), and nothing here touches the 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Count
+from django.utils.translation import gettext, pgettext
 
 from . import audit, comparisons
 from .models import Codebook, Comparison, Membership, Rater
@@ -25,15 +26,17 @@ def add_rater(study, user, *, kind, name, model_version="", config_hash="", prov
               member=None):
     """A new rater; ValidationError naming the field when something is wrong."""
     if kind not in Rater.Kind.values:
-        raise ValidationError({"kind": f"one of {', '.join(Rater.Kind.values)}"})
+        raise ValidationError({"kind": gettext("one of %(choices)s")
+                               % {"choices": ", ".join(Rater.Kind.values)}})
     if kind == Rater.Kind.PERSON:
         if member is None or not Membership.objects.filter(
                 study=study, user=member, deleted_at__isnull=True).exists():
-            raise ValidationError({"member": "a person rater is a member of the study"})
+            raise ValidationError({"member": gettext("a person rater is a member of the "
+                                                     "study")})
     elif member is not None:
-        raise ValidationError({"member": "only a person rater is a member"})
+        raise ValidationError({"member": gettext("only a person rater is a member")})
     if kind == Rater.Kind.MODEL and not model_version.strip():
-        raise ValidationError({"model_version": "a model rater needs its version"})
+        raise ValidationError({"model_version": gettext("a model rater needs its version")})
     rater = Rater(study=study, kind=kind, name=name, model_version=model_version.strip(),
                   config_hash=config_hash.strip(), provenance=provenance.strip(),
                   member=member, created_by=user)
@@ -42,8 +45,9 @@ def add_rater(study, user, *, kind, name, model_version="", config_hash="", prov
         with transaction.atomic():
             rater.save()
     except IntegrityError:
-        raise ValidationError({"name": f"the study already has a rater {name!r} (or this "
-                                       "member already is one)"}) from None
+        raise ValidationError({"name": gettext("the study already has a rater %(name)r (or "
+                                               "this member already is one)")
+                               % {"name": name}}) from None
     audit.record(user, study, "rater.add", f"{kind} rater {name}",
                  model_version=rater.model_version, config_hash=rater.config_hash)
     return rater
@@ -58,13 +62,13 @@ def add_comparison(study, user, *, name, first, second, question, codebook=None,
     first, second = (_rater(study, n, field) for n, field in ((first, "first"),
                                                                 (second, "second")))
     if first is None:
-        raise ValidationError({"first": "choose a rater"})
+        raise ValidationError({"first": gettext("choose a rater")})
     if second is not None and second.pk == first.pk:
-        raise ValidationError({"second": "compare a rater with another rater or with the "
-                                         "final decisions"})
+        raise ValidationError({"second": gettext("compare a rater with another rater or with "
+                                                 "the final decisions")})
     codebook = codebook or _codebook_with(study, question)
     if not name.strip():
-        raise ValidationError({"name": "required"})
+        raise ValidationError({"name": pgettext("a field", "required")})
     weighting, weights = comparisons.checked_weights(
         comparisons.question_of(Comparison(codebook=codebook, question_key=question)),
         weighting, weights)
@@ -75,7 +79,8 @@ def add_comparison(study, user, *, name, first, second, question, codebook=None,
                 first=first, second=second, created_by=user, weighting=weighting,
                 weights=weights)
     except IntegrityError:
-        raise ValidationError({"name": f"the study already has a comparison {name!r}"}) from None
+        raise ValidationError({"name": gettext("the study already has a comparison %(name)r")
+                               % {"name": name}}) from None
     audit.record(user, study, "comparison.add", name, first=first.name,
                  second=second.name if second else "final decisions", question=question,
                  weighting=weighting)
@@ -87,7 +92,8 @@ def _rater(study, name, field):
         return None
     rater = Rater.objects.filter(study=study, name=str(name)).first()
     if rater is None:
-        raise ValidationError({field: f"no rater {str(name)[:100]!r} in this study"})
+        raise ValidationError({field: gettext("no rater %(name)r in this study")
+                               % {"name": str(name)[:100]}})
     return rater
 
 
@@ -97,4 +103,5 @@ def _codebook_with(study, key):
         version = codebook.current_version()
         if version and version.questions.filter(key=key).exists():
             return codebook
-    raise ValidationError({"question": f"no codebook of this study asks {str(key)[:100]!r}"})
+    raise ValidationError({"question": gettext("no codebook of this study asks %(key)r")
+                           % {"key": str(key)[:100]}})

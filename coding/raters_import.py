@@ -25,7 +25,10 @@ from itertools import islice
 
 from django.db import connection, transaction
 from django.utils import timezone
+from django.utils import translation
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext, pgettext
 
 from workbench import jobs
 from workbench.jobs import user_facing
@@ -47,10 +50,19 @@ class RaterImportError(Exception):
 
     def __init__(self, errors):
         self.errors = errors
-        shown = "; ".join(f"line {line}, {name}: {message}" for line, name, message in errors[:5])
-        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
-        super().__init__(f"{len(errors)} bad row{'s' if len(errors) != 1 else ''}, nothing "
-                         f"imported: {shown}{more}")
+        shown = _("; ").join(_("%(where)s: %(problem)s") % {
+            "where": where(line, name), "problem": message} for line, name, message in errors[:5])
+        more = (_(" (and %(count)s more)") % {"count": len(errors) - 5}
+                if len(errors) > 5 else "")
+        super().__init__(ngettext("%(count)s bad row, nothing imported: %(shown)s%(more)s",
+                                  "%(count)s bad rows, nothing imported: %(shown)s%(more)s",
+                                  len(errors))
+                         % {"count": len(errors), "shown": shown, "more": more})
+
+
+def where(line, name):
+    """A bad row's place: its line and the field."""
+    return _("line %(line)s, %(field)s") % {"line": line, "field": name}
 
 
 class _Rollback(Exception):
@@ -80,7 +92,8 @@ def format_of(name, given=""):
     """The file's format: given, or from its name (.csv, else JSON Lines)."""
     if given:
         if given not in FORMATS:
-            raise ValueError(f"format must be one of {', '.join(FORMATS)}")
+            raise ValueError(_("format must be one of %(choices)s")
+                             % {"choices": ", ".join(FORMATS)})
         return given
     return "csv" if str(name).lower().endswith(".csv") else "jsonl"
 
@@ -92,7 +105,8 @@ def read_rows(stream, fmt):
         reader = csv.DictReader(stream)
         missing = [c for c in REQUIRED if c not in (reader.fieldnames or ())]
         if missing:
-            yield 1, None, f"the header lacks {', '.join(missing)} (columns: {', '.join(COLUMNS)})"
+            yield 1, None, (_("the header lacks %(missing)s (columns: %(columns)s)")
+                            % {"missing": ", ".join(missing), "columns": ", ".join(COLUMNS)})
             return
         for row in reader:
             yield reader.line_num, row, None
@@ -103,10 +117,10 @@ def read_rows(stream, fmt):
         try:
             row = json.loads(line)
         except ValueError as error:
-            yield number, None, f"not JSON: {error}"
+            yield number, None, _("not JSON: %(problem)s") % {"problem": error}
             continue
         if not isinstance(row, dict):
-            yield number, None, "expected a JSON object"
+            yield number, None, _("expected a JSON object")
             continue
         yield number, row, None
 
@@ -190,21 +204,24 @@ class _Checker:
             return self.error(line, "row", problem)
         missing = [c for c in REQUIRED if row.get(c) in (None, "")]
         if missing:
-            return self.error(line, missing[0], "required")
+            return self.error(line, missing[0], pgettext("a field", "required"))
         rater = self.raters.get(str(row["rater"]))
         if rater is None:
-            return self.error(line, "rater", f"no rater {str(row['rater'])[:100]!r} in this "
-                              "study; add it on the raters page first")
+            return self.error(line, "rater", _("no rater %(name)r in this study; add it on "
+                                               "the raters page first")
+                              % {"name": str(row["rater"])[:100]})
         found = self._item(str(row["item"]))
         if found is None:
-            return self.error(line, "item", f"no item {str(row['item'])[:100]!r} in this study")
+            return self.error(line, "item", _("no item %(key)r in this study")
+                              % {"key": str(row["item"])[:100]})
         if found == "unpublished":
-            return self.error(line, "item", "its codebook has no published version yet")
+            return self.error(line, "item", _("its codebook has no published version yet"))
         item_id, version, questions = found
         key = str(row["question"])
         question = questions.get(key)
         if question is None:
-            return self.error(line, "question", f"no question {key[:100]!r} in {version}")
+            return self.error(line, "question", _("no question %(key)r in %(version)s")
+                              % {"key": key[:100], "version": version})
         try:
             value = check_answer(question, _typed(question, row["value"]))
         except ValueError as error:
@@ -214,8 +231,10 @@ class _Checker:
             return None
         earlier = self.seen.setdefault((rater.pk, item_id, key), line)
         if earlier != line:
-            return self.error(line, "question", f"{key} of {row['item']} by {rater.name} is "
-                              f"already given on line {earlier}")
+            return self.error(line, "question", _("%(key)s of %(item)s by %(rater)s is "
+                                                  "already given on line %(line)s")
+                              % {"key": key, "item": row["item"], "rater": rater.name,
+                                 "line": earlier})
         if key in self.condition_keys(version):
             self.conditions[(rater.pk, item_id, key)] = value
         if question.show_if:
@@ -225,7 +244,7 @@ class _Checker:
     def _extras(self, line, row):
         evidence = row.get("evidence") or ""
         if not isinstance(evidence, str):
-            return self.error(line, "evidence", "expected text"), None
+            return self.error(line, "evidence", _("expected text")), None
         if problem := unstorable_text(evidence) or too_long(evidence, TEXT_ANSWER_MAX_CHARS,
                                                             "the evidence"):
             return self.error(line, "evidence", problem), None
@@ -233,8 +252,8 @@ class _Checker:
         if coded_at is not None:
             parsed = parse_datetime(str(coded_at)) if isinstance(coded_at, str) else None
             if parsed is None or parsed.tzinfo is None:
-                self.error(line, "coded_at", "expected a date and time with a time zone, "
-                           "e.g. 2026-01-31T12:00:00Z")
+                self.error(line, "coded_at", _("expected a date and time with a time zone, "
+                                               "e.g. 2026-01-31T12:00:00Z"))
                 return None, None
             coded_at = parsed
         return evidence, coded_at
@@ -281,8 +300,10 @@ class _Checker:
             answer = self.conditions.get((rater, item, condition), stored.get(
                 (rater, item, condition)))
             if not is_shown(question, {condition: answer}):
-                self.error(line, "question", f"{question.key} does not apply: {condition} "
-                           f"is not one of {question.show_if['in']} for this item and rater")
+                self.error(line, "question", _("%(key)s does not apply: %(condition)s is not "
+                                               "one of %(values)s for this item and rater")
+                           % {"key": question.key, "condition": condition,
+                              "values": question.show_if["in"]})
 
 
 def _stored_answers(wanted):
@@ -408,12 +429,17 @@ def _example(report, what, answer, before):
 def report_text(result):
     """A report (as_dict) as lines for a person: the command's output."""
     counts = result["counts"]
-    head = "Dry run: would import" if result["dry_run"] else "Imported"
-    lines = [f"{head} {counts['rows']:,} rows: {counts['new']:,} new, {counts['changed']:,} "
-             f"changed, {counts['unchanged']:,} unchanged."]
-    lines += [f"line {e['line']}, {e['field']}: {e['message']}" for e in result["errors"][:20]]
+    numbers = {key: f"{counts[key]:,}" for key in ("rows", "new", "changed", "unchanged")}
+    head = (_("Dry run: would import %(rows)s rows: %(new)s new, %(changed)s changed, "
+              "%(unchanged)s unchanged.") if result["dry_run"] else
+            _("Imported %(rows)s rows: %(new)s new, %(changed)s changed, %(unchanged)s "
+              "unchanged."))
+    lines = [head % numbers]
+    lines += [_("%(where)s: %(problem)s") % {"where": where(e["line"], e["field"]),
+                                             "problem": e["message"]}
+              for e in result["errors"][:20]]
     if len(result["errors"]) > 20:
-        lines.append(f"… and {len(result['errors']) - 20} more")
+        lines.append(_("… and %(count)s more") % {"count": len(result["errors"]) - 20})
     return lines
 
 
@@ -438,22 +464,27 @@ def start_import(study, user, path, fmt="", dry_run=False):
 @jobs.job_handler("import_rater_codings")
 def run_import(job, report):
     """Re-running it is harmless: the import is one transaction and idempotent."""
+    from .languages import user_language
     from .models import Study
 
     study = Study.objects.get(pk=job.params["study"])
     path, fmt = job.params["path"], job.params["format"]
     total = max(count_rows(path) - (fmt == "csv"), 0)
-    progress = lambda done: report(done, total, f"{done:,} of {total:,} rows read")  # noqa: E731
-    try:
-        result = import_file(study, path, fmt, dry_run=job.params["dry_run"],
-                             progress=progress).as_dict()
-    except RaterImportError as error:
-        _log_errors(job, error.errors)
-        raise
-    _log_errors(job, [(e["line"], e["field"], e["message"]) for e in result["errors"]])
+    # The messages the job keeps are written in the language of whoever started it.
+    with translation.override(user_language(job.created_by)):
+        progress = lambda done: report(  # noqa: E731
+            done, total, _("%(done)s of %(total)s rows read")
+            % {"done": f"{done:,}", "total": f"{total:,}"})
+        try:
+            result = import_file(study, path, fmt, dry_run=job.params["dry_run"],
+                                 progress=progress).as_dict()
+        except RaterImportError as error:
+            _log_errors(job, error.errors)
+            raise
+        _log_errors(job, [(e["line"], e["field"], e["message"]) for e in result["errors"]])
     return {**result, "study": study.slug}
 
 
 def _log_errors(job, errors):
     for line, name, message in errors:
-        jobs.log(job, message, level="error", location=f"line {line}, {name}")
+        jobs.log(job, message, level="error", location=where(line, name))

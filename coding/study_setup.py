@@ -15,7 +15,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from . import presets
 from .access import may_create_study
@@ -342,7 +342,7 @@ def audit_entries(study, after=None, limit=50):
     found = list(rows.order_by("-at", "-id")[:limit])
     for entry in found:
         entry.token = str(entry.pk)
-        entry.action_words = ACTION_WORDS.get(entry.action, entry.action.replace(".", " "))
+        entry.action_words = action_in_words(entry.action)
         entry.details_words = details_in_words(entry.details)
     return found
 
@@ -353,11 +353,104 @@ def _entry_id(token):
     return int(token)
 
 
+# An entry keeps its action's key ("member.add") and its details' keys; the page and the
+# API's *_words say them in the reader's language (the API's is always English).
 ACTION_WORDS = {
-    "study.create": "created the study", "study.rename": "renamed the study",
-    "study.describe": "changed the description", "study.settings": "changed settings",
-    "study.archive": "archived the study", "study.restore": "restored the study",
+    "study.create": gettext_lazy("created the study"),
+    "study.rename": gettext_lazy("renamed the study"),
+    "study.describe": gettext_lazy("changed the description"),
+    "study.settings": gettext_lazy("changed settings"),
+    "study.archive": gettext_lazy("archived the study"),
+    "study.restore": gettext_lazy("restored the study"),
+    "codebook.create": gettext_lazy("created a codebook"),
+    "codebook.draft": gettext_lazy("started a draft version"),
+    "codebook.edit": gettext_lazy("edited a draft version"),
+    "codebook.publish": gettext_lazy("published a codebook version"),
+    "codebook.import": gettext_lazy("imported a codebook file"),
+    "member.add": gettext_lazy("added a member"),
+    "member.role": gettext_lazy("changed a member's role"),
+    "member.remove": gettext_lazy("removed a member"),
+    "invite.create": gettext_lazy("made an invitation link"),
+    "invite.revoke": gettext_lazy("revoked an invitation link"),
+    "invite.use": gettext_lazy("joined through an invitation"),
+    "calibration.add": gettext_lazy("added calibration items"),
+    "calibration.remove": gettext_lazy("removed a calibration item"),
+    "calibration.reference": gettext_lazy("set reference answers"),
+    "calibration.threshold": gettext_lazy("changed the calibration threshold"),
+    "calibration.waive": gettext_lazy("waived calibration for a coder"),
+    "calibration.require": gettext_lazy("required calibration of a coder again"),
+    "method.add": gettext_lazy("added a method to the catalog"),
+    "method.edit": gettext_lazy("edited a method of the catalog"),
+    "method.remove": gettext_lazy("removed a method from the catalog"),
+    "option_name.add": gettext_lazy("added a method's name in a framework"),
+    "option_name.remove": gettext_lazy("removed a method's name in a framework"),
+    "framework.add": gettext_lazy("added a framework to the catalog"),
+    "framework.edit": gettext_lazy("edited a framework of the catalog"),
+    "framework.remove": gettext_lazy("removed a framework from the catalog"),
+    "rater.add": gettext_lazy("added a rater"),
+    "comparison.add": gettext_lazy("added a comparison"),
+    "round.assisted": gettext_lazy("made a round assisted"),
+    "round.blind": gettext_lazy("made a round blind again"),
 }
+# Details' keys as people read them; a key not here is read with spaces for underscores.
+DETAIL_WORDS = {
+    "name": pgettext_lazy("audit detail", "name"),
+    "description": pgettext_lazy("audit detail", "description"),
+    "slug": pgettext_lazy("audit detail", "slug"),
+    "preset": pgettext_lazy("audit detail", "preset"),
+    "copy_of": pgettext_lazy("audit detail", "copy of"),
+    "by": pgettext_lazy("audit detail", "by"),
+    "codebooks": pgettext_lazy("audit detail", "codebooks"),
+    "not_copied_unpublished": pgettext_lazy("audit detail", "not copied (unpublished)"),
+    "overlap": pgettext_lazy("audit detail", "overlap"),
+    "lease_minutes": pgettext_lazy("audit detail", "lease minutes"),
+    "blinded_fields": pgettext_lazy("audit detail", "blinded fields"),
+    "blind_authors": pgettext_lazy("audit detail", "blind authors"),
+    "adjudicators_see_blinded": pgettext_lazy("audit detail", "adjudicators see blinded fields"),
+    "allow_self_adjudication": pgettext_lazy("audit detail", "allow self-adjudication"),
+    "discussion_step": pgettext_lazy("audit detail", "discussion step"),
+    "show_feedback": pgettext_lazy("audit detail", "show feedback"),
+    "feedback_shows_reasons": pgettext_lazy("audit detail", "feedback shows reasons"),
+    "coders_see_names": pgettext_lazy("audit detail", "coders see names"),
+    "calibration_threshold": pgettext_lazy("audit detail", "calibration threshold"),
+    "applies_to": pgettext_lazy("audit detail", "applies to"),
+    "note": pgettext_lazy("audit detail", "note"),
+    "changes": pgettext_lazy("audit detail", "changes"),
+    "format": pgettext_lazy("audit detail", "format"),
+    "questions": pgettext_lazy("audit detail", "questions"),
+    "new_codebook": pgettext_lazy("audit detail", "new codebook"),
+    "replaced_draft": pgettext_lazy("audit detail", "replaced the draft"),
+    "from_version": pgettext_lazy("audit detail", "from version"),
+    "role": pgettext_lazy("audit detail", "role"),
+    "user": pgettext_lazy("audit detail", "user"),
+    "email": pgettext_lazy("audit detail", "e-mail"),
+    "expires_at": pgettext_lazy("audit detail", "expires at"),
+    "invite": pgettext_lazy("audit detail", "invitation"),
+    "new_account": pgettext_lazy("audit detail", "new account"),
+    "open_assignments": pgettext_lazy("audit detail", "open assignments"),
+    "released": pgettext_lazy("audit detail", "released"),
+    "items": pgettext_lazy("audit detail", "items"),
+    "reference": pgettext_lazy("audit detail", "reference"),
+    "model_version": pgettext_lazy("audit detail", "model version"),
+    "config_hash": pgettext_lazy("audit detail", "configuration hash"),
+    "first": pgettext_lazy("audit detail", "first"),
+    "second": pgettext_lazy("audit detail", "second"),
+    "question": pgettext_lazy("audit detail", "question"),
+    "weighting": pgettext_lazy("audit detail", "weighting"),
+    "rater": pgettext_lazy("audit detail", "rater"),
+    "repository": pgettext_lazy("audit detail", "repository"),
+    "framework": pgettext_lazy("audit detail", "framework"),
+    "method": pgettext_lazy("audit detail", "method"),
+    "option_names": pgettext_lazy("audit detail", "names in frameworks"),
+    "landings_removed": pgettext_lazy("audit detail", "landings removed"),
+    "revived": pgettext_lazy("audit detail", "revived"),
+}
+
+
+def action_in_words(action):
+    """An entry's action key as people read it, in the active language."""
+    words = ACTION_WORDS.get(action)
+    return str(words) if words else action.replace(".", " ")
 
 
 def details_in_words(details):
@@ -366,23 +459,25 @@ def details_in_words(details):
         return _words(details)
     parts = []
     if "from" in details and "to" in details:
-        parts.append(f"from {_words(details['from'])} to {_words(details['to'])}")
+        parts.append(_("from %(old)s to %(new)s") % {"old": _words(details["from"]),
+                                                     "new": _words(details["to"])})
     for key, value in details.items():
         if key in ("from", "to"):
             continue
-        label = key.replace("_", " ")
+        label = str(DETAIL_WORDS.get(key) or key.replace("_", " "))
         if isinstance(value, dict) and set(value) == {"from", "to"}:
-            parts.append(f"{label}: {_words(value['from'])} → {_words(value['to'])}")
+            parts.append(_("%(label)s: %(old)s → %(new)s") % {
+                "label": label, "old": _words(value["from"]), "new": _words(value["to"])})
         else:
-            parts.append(f"{label}: {_words(value)}")
-    return "; ".join(parts)
+            parts.append(_("%(label)s: %(value)s") % {"label": label, "value": _words(value)})
+    return _("; ").join(parts)
 
 
 def _words(value):
     if value is None or value == "" or value == []:
-        return "nothing"
+        return _("nothing")
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return _("yes") if value else _("no")
     if isinstance(value, list):
         return ", ".join(_words(v) for v in value)
     if isinstance(value, dict):

@@ -3,6 +3,7 @@ marked for translation, every marked string has its Simplified Chinese translati
 committed .mo is compiled from the committed .po; the owner's pages and the invitation mail
 read in Chinese."""
 
+import copy
 import re
 import shutil
 from contextlib import chdir
@@ -11,13 +12,14 @@ from pathlib import Path
 
 import polib
 import pytest
+import yaml
 from django.conf import settings
 from django.core import mail
 from django.core.management import call_command
 from django.template.base import Lexer, TokenType
 from django.test import override_settings
 
-from coding.languages import remember_language
+from coding.languages import forget_language, remember_language
 
 ROOT = Path(settings.BASE_DIR)
 CATALOG = ROOT / "locale" / "zh_Hans" / "LC_MESSAGES"
@@ -233,3 +235,193 @@ def test_the_compiled_catalog_is_the_committed_one():
 
     assert pairs(polib.mofile(str(CATALOG / "django.mo"))) == \
         pairs(polib.pofile(str(CATALOG / "django.po")))
+
+
+# --- messages written by the code (issue 20): in the reader's language, keys kept ------
+
+def test_a_codebook_file_with_an_error_reads_in_chinese_and_still_names_the_question(
+        alpha, people, client_for):
+    """Uploaded with Chinese active: the sentence in Chinese, the path and line as they are;
+    the API answers the same upload in English."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+    from rest_framework.test import APIClient
+
+    from coding import presets
+
+    doc = {"format": "workbench-codebook", "format_version": 1,
+           **{k: v for k, v in presets.PAPER_CODEBOOK.items() if k != "translations"}}
+    doc["questions"] = copy.deepcopy(doc["questions"])
+    doc["questions"][2]["options"][0]["value"] = "not a value!"
+    text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if "not a value!" in row)
+
+    def upload():
+        return {"file": SimpleUploadedFile("bad.yaml", text.encode()), "target": "new",
+                "applies_to": "paper"}
+
+    url = reverse("codebook-import", args=[alpha.slug])
+    page = in_chinese(client_for(people["olive"])).post(url, upload())
+    (problem,) = page.context["problems"]
+    assert problem.path == "questions[2].options[0].value"
+    assert problem.message == ("取值由字母、数字和 _ . - 组成，以字母或数字开头（最多 100 个字符）"
+                               f"（第 {line} 行）")
+    html = page.content.decode()
+    assert "questions[2].options[0].value" in html and "a value is letters" not in html
+
+    english = client_for(people["olive"])
+    english.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    (problem,) = english.post(url, upload()).context["problems"]
+    assert problem.message == ("a value is letters, digits, _ . - (at most 100), starting with "
+                               f"a letter or digit (line {line})")
+
+    api = APIClient()
+    api.force_authenticate(people["olive"])
+    api.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
+    body = api.post(reverse("api-codebook-import", args=[alpha.slug]), upload(),
+                    format="multipart").json()
+    assert body["questions[2].options[0].value"][0].startswith("a value is letters")
+
+
+def test_a_located_yaml_error_names_its_line_in_chinese():
+    from django.utils import translation
+
+    from coding.codebook_files import BadFile, read
+
+    with translation.override("zh-hans"), pytest.raises(BadFile) as refused:
+        read(b"name: x\nname: y\n", filename="c.yaml")
+    (error,) = refused.value.errors
+    assert (error.path, error.message) == ("第 2 行", "键 'name' 重复（首次出现在第 1 行）：每个键只能出现一次")
+
+
+def test_a_refused_reliability_sample_reads_in_chinese(alpha, people, client_for):
+    page = in_chinese(client_for(people["olive"])).post(f"/studies/{alpha.slug}/queue/",
+                                                         {"count": 999})
+    html = page.content.decode()
+    assert "样本应包含 0 到 3 个条目，而不是 999 个。" in html
+    assert "The sample must hold" not in html
+
+
+def test_the_audit_page_reads_in_chinese_from_the_stored_keys(alpha, people, client_for):
+    from coding.audit import record
+    from coding.models import AuditEntry
+
+    record(people["olive"], alpha, "study.settings", alpha.name,
+           overlap={"from": 2, "to": 3}, blind_authors={"from": False, "to": True})
+    record(people["olive"], alpha, "member.add", "coder cora", role="coder", user="cora")
+    assert set(AuditEntry.objects.values_list("action", flat=True)) >= {"study.settings",
+                                                                        "member.add"}
+    url = f"/studies/{alpha.slug}/audit/"
+    html = in_chinese(client_for(people["olive"])).get(url).content.decode()
+    for words in ("修改了设置", "重叠数：2 → 3；隐藏作者：否 → 是", "添加了成员",
+                  "角色：“coder”；用户：“cora”"):
+        assert words in html, words
+    assert "changed settings" not in html and 'data-action="member.add"' in html
+
+    client = client_for(people["olive"])
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    html = client.get(url).content.decode()
+    for words in ("changed settings", "overlap: 2 → 3", "blind authors: no → yes",
+                  "added a member", "role: “coder”; user: “cora”"):
+        assert words in html, words
+    api = client.get(f"/api/studies/{alpha.slug}/audit/",
+                     HTTP_ACCEPT_LANGUAGE="zh-hans").json()
+    rows = api["results"] if isinstance(api, dict) else api
+    assert {row["action_words"] for row in rows} >= {"changed settings", "added a member"}
+
+
+def test_a_rater_import_job_writes_its_errors_in_the_language_its_owner_chose(
+        alpha, people, client_for, tmp_path, django_capture_on_commit_callbacks):
+    from coding.raters import add_rater
+    from coding.raters_import import start_import
+    from workbench.models import Job
+
+    olive = people["olive"]
+    remember_language(olive, "zh-hans")
+    add_rater(alpha, olive, kind="model", name="labeller", model_version="v1")
+    key = alpha.papers[0].document.key
+    bad = tmp_path / "labels.csv"
+    bad.write_text(f"item,rater,question,value\n{key},nobody,label,analysis\n"
+                   f"{key},labeller,colour,red\n")
+    with django_capture_on_commit_callbacks(execute=True):
+        job = start_import(alpha, olive, str(bad))
+    job = Job.objects.get(pk=job.pk)
+    assert job.status == "failed"
+    assert "2 行有误，未导入任何内容：第 2 行，rater：本研究中没有评分者 'nobody'" in job.error
+    assert "第 3 行，question：" in job.error and "中没有问题 'colour'" in job.error
+    events = list(job.events.order_by("pk").values_list("location", "message"))
+    assert ("第 2 行，rater", "本研究中没有评分者 'nobody'；请先在评分者页面添加") in events
+    page = client_for(olive).get(f"/jobs/{job.pk}/").content.decode()
+    assert "评分者编码导入" in page and "Import_rater_codings" not in page
+
+    forget_language(olive)  # the English stays as it was
+    with django_capture_on_commit_callbacks(execute=True):
+        job = start_import(alpha, olive, str(bad))
+    assert Job.objects.get(pk=job.pk).error.startswith(
+        "RaterImportError: 2 bad rows, nothing imported: line 2, rater: no rater 'nobody' in "
+        "this study; add it on the raters page first")
+
+
+def test_a_weight_matrix_error_reads_in_chinese_and_names_the_cell(alpha):
+    from django.core.exceptions import ValidationError
+    from django.utils import translation
+
+    from coding.comparisons import checked_weights
+    from coding.models import Question
+
+    question = Question.objects.get(version__codebook=alpha.paper_codebook, key="code_released")
+    weights = {"yes": {"yes": 1, "no": 0.5}, "no": {"yes": 0.5, "no": 0.9}}
+    for language, words in (("zh-hans", "单元格 (no, no)：对角线必须为 1（完全一致），而不是 0.9"),
+                            ("en", "cell (no, no): the diagonal must be 1 (full agreement), "
+                                   "not 0.9")):
+        with translation.override(language), pytest.raises(ValidationError) as refused:
+            checked_weights(question, "custom", weights)
+        assert refused.value.message_dict == {"weights": [words]}
+
+
+def test_the_drift_rule_is_stored_in_english_and_shown_in_the_readers_language():
+    from django.utils import translation
+
+    from coding.reliability_metrics import DRIFT_RULE, drift_rule, rule_words
+
+    with translation.override("zh-hans"):
+        stored = drift_rule("week")  # what the report keeps, whatever language is active
+        shown = rule_words({"unit": "week", "rule": stored})
+        batches = rule_words({"rule": DRIFT_RULE})
+    assert stored.startswith("Each coder against the others, week by week (calendar ISO weeks")
+    assert shown.startswith("每位编码员对照其他人，按周计算（日历ISO 周，周一至周日，UTC")
+    assert "95% 区间下限（对该窗口的单元重抽样 200 次" in shown
+    assert batches.startswith("每位编码员对照其他人，逐批计算") and "Each" not in batches
+    with translation.override("en"):
+        assert rule_words({"unit": "week"}) == stored and rule_words({}) == ""
+
+
+def test_the_planners_warnings_read_in_chinese():
+    from django.utils import translation
+
+    from coding.sample_size import _question_warnings
+
+    question = {"short": False, "rarest": "systems", "rarest_n": 2, "unused": ["a", "b"]}
+    with translation.override("zh-hans"):
+        assert _question_warnings(question, 0.8, 40) == [
+            "“systems”目前的取值不足 5 个；它的一致性只基于寥寥几个案例。",
+            "至今从未使用：a, b；尚不知道它们的编码可靠程度。"]
+
+
+def test_screening_counters_and_the_rater_import_job_read_in_chinese():
+    from django.utils import translation
+
+    from coding.pool import flat_counts
+    from workbench.templatetags.workbench_jobs import counter_label, job_label
+
+    counts = flat_counts({"read": 9, "excluded": {"date_range": 2, "query": 1}})
+    assert list(counts) == ["read", "excluded: outside the date range",
+                            "excluded: does not match the query"]  # stored as they were
+    with translation.override("zh-hans"):
+        labels = [str(counter_label(name)) for name in [*counts, "new", "changed", "errors"]]
+        assert job_label("import_rater_codings") == "评分者编码导入"
+    assert labels[1].startswith("已排除：") and "outside" not in labels[1]
+    assert labels[3:] == ["新增", "修改", "错误"]
+    with translation.override("en"):
+        assert counter_label("excluded: outside the date range") == \
+            "Excluded: outside the date range"

@@ -101,7 +101,8 @@ _handlers = {}
 KIND_LABELS = {"ingest": _("Ingest"), "import_to_study": _("Import into a study"),
                "export": _("Export"), "agreement": _("Agreement report"),
                "scan_framework": _("History scan"), "load_demo": _("Demo study"),
-               "rebuild_disagreements": _("Disagreements rebuild")}
+               "rebuild_disagreements": _("Disagreements rebuild"),
+               "import_rater_codings": _("Rater codings import")}
 
 
 class JobError(Exception):

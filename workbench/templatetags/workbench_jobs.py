@@ -24,13 +24,20 @@ COUNTER_LABELS = {
     "failed": gettext_lazy("Failed (bad records)"), "duplicates": gettext_lazy("Duplicates within a file"),
     "added_to_pool": gettext_lazy("Added to the pool"), "already_in_pool": gettext_lazy("Already in the pool"),
     "no_codebook": gettext_lazy("No codebook for their kind"), "refreshed": gettext_lazy("Refreshed"),
-    "rows": gettext_lazy("Rows"),
+    "rows": gettext_lazy("Rows"), "new": gettext_lazy("New"), "changed": gettext_lazy("Changed"),
+    "errors": gettext_lazy("Errors"),
 }
+# A screening rule's count is kept as "excluded: <the rule in English>" (coding.pool.
+# flat_counts): the rule's words are its msgid, so it reads in the reader's language too.
+EXCLUDED = "excluded: "
 
 
 @register.filter
 def counter_label(name):
-    return COUNTER_LABELS.get(name) or str(name)  # a name we do not know, as it is
+    name = str(name)
+    if name.startswith(EXCLUDED):
+        return _("Excluded: %(rule)s") % {"rule": _(name.removeprefix(EXCLUDED))}
+    return COUNTER_LABELS.get(name) or name  # a name we do not know, as it is
 
 
 @register.filter
