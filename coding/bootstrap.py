@@ -73,9 +73,13 @@ def subset_intervals(codes, labels, level, subsets, confidence=0.95, n_boot=1000
         patterns.distance = np.asarray(distance, dtype=float)
     tail = (1 - confidence) / 2
     found = []
+    # Each unit's pattern, one past the last for a unit that is not pairable: a subset's
+    # counts are then one selection and one count, whatever the size of the rest.
+    pattern_of = np.full(len(codes), len(patterns.counts), dtype=np.int64)
+    pattern_of[pairable] = patterns.inverse
     for mask in subsets:
-        counts = np.bincount(patterns.inverse[np.asarray(mask)[pairable]],
-                             minlength=len(patterns.counts))
+        counts = np.bincount(pattern_of[np.asarray(mask)],
+                             minlength=len(patterns.counts) + 1)[:-1]
         # Only the patterns the subset holds: a resample draws from nothing else.
         rows = np.flatnonzero(counts)
         counts = counts[rows]

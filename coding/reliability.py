@@ -35,7 +35,7 @@ from datetime import timezone as dt_timezone
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Aggregate, F, Func, TextField
+from django.db.models import Aggregate, F, FloatField, Func, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -130,10 +130,11 @@ def _independent(study, questions):
     """{(round, codebook id): _Group} of the independent codings, how many there are, and
     the newest one's id: one pass that fills every question's column of codes."""
     answers = _Answers(_keys(questions))
+    epoch = connection.vendor == "postgresql"
     rows = (independent_codings(study).order_by()
             .values_list("pk", "assignment__item_id", "assignment__item__round",
                          "assignment__item__codebook_id", "assignment__coder_id", answers,
-                         "submitted_at")
+                         _Epoch("submitted_at") if epoch else "submitted_at")
             .iterator(chunk_size=CHUNK))
     groups = {}
     count = last = 0
@@ -144,8 +145,10 @@ def _independent(study, questions):
         pks = np.array([row[0] for row in chunk], dtype=np.int64)
         items = np.array([row[1] for row in chunk], dtype=np.int64)
         coders = np.array([row[4] for row in chunk], dtype=np.int64)
-        # Seconds since the epoch (UTC): the drift's calendar windows.
-        times = np.array([row[6].timestamp() for row in chunk], dtype=float)
+        # Seconds since the epoch (UTC): the drift's calendar windows. PostgreSQL gives
+        # them as numbers: parsing 200,000 timestamps took a tenth of the reading.
+        times = np.array([row[6] for row in chunk] if epoch
+                         else [row[6].timestamp() for row in chunk], dtype=float)
         keys = [(row[2], row[3]) for row in chunk]
         for key in dict.fromkeys(keys):
             if key not in groups:
@@ -421,10 +424,13 @@ def _name_adjudicators(groups):
     ids = {int(i) for c in columns for i in np.unique(c.adjudicator) if i >= 0}
     names = dict(get_user_model().objects.filter(pk__in=ids).values_list("pk", "username"))
     for column in columns:
-        found, inverse = np.unique(column.adjudicator, return_inverse=True)
+        # Sorted, then placed (what np.unique's return_inverse does, by an argsort that
+        # costs several times a sort here).
+        found = np.unique(column.adjudicator)
         labels = np.array([names.get(i, "") if i >= 0 else "" for i in found.tolist()] + [""],
                           dtype=object)
-        column.adjudicated_by = labels[inverse.reshape(-1)] if len(found) else labels[:0]
+        column.adjudicated_by = (labels[np.searchsorted(found, column.adjudicator)]
+                                 if len(found) else labels[:0])
 
 
 class _Beside:
@@ -458,6 +464,17 @@ class _Beside:
         if self.error is not None:
             raise self.error
         return self.value
+
+
+class _Epoch(Func):
+    """A timestamp as seconds since the epoch, a float (PostgreSQL): the same number as
+    Python's datetime.timestamp() of it, both the exact microseconds correctly rounded."""
+
+    template = "EXTRACT(EPOCH FROM %(expressions)s)::float8"
+    output_field = FloatField()
+
+    def get_db_converters(self, connection):
+        return []  # psycopg gives a float8 as a float: no call per row to make it one
 
 
 class _IdList(Aggregate):
