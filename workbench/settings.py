@@ -168,6 +168,13 @@ if DATABASE_URL:
         # PostgreSQL's JIT compiles the plans of pages' short queries for longer than they
         # run (380 ms to compile a 9 ms bounded count at 100k items): off for this workload.
         DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c jit=off"
+        if env_bool("WORKBENCH_DB_PREPARED", True):
+            # The coder's hot statements (coding/prepared.py) are prepared on the server once
+            # per connection instead of planned on every request. Django's own queries bind
+            # client-side and are never prepared whatever this is; the threshold is only
+            # reached by statements that ask to be prepared. Off (0) behind a pooler in
+            # transaction mode, which cannot keep prepared statements.
+            DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 1_000_000
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {

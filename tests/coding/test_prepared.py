@@ -1,0 +1,111 @@
+"""The coder's hot statements (coding/prepared.py): prepared on PostgreSQL, seen by the query
+counters, the same rows as the ORM's; and the after-submit agreement check built on them."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from coding import codings, queue, snapshots
+from coding.models import AgreementSnapshot, Coding
+from tests import factories
+from workbench.models import Job
+
+on_postgresql = pytest.mark.skipif(connection.vendor != "postgresql",
+                                   reason="prepared statements are PostgreSQL's")
+
+
+def prepared_on_the_server(fragment):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [sql for (sql,) in cursor.fetchall() if fragment in sql]
+
+
+def test_a_statement_gives_the_orm_rows_and_the_query_counters_see_it(alpha, people):
+    coding = factories.code(alpha.papers[0], people["cora"])
+    with CaptureQueriesContext(connection) as captured:
+        for _ in range(3):
+            assert codings._LAST_REVISION.first(assignment=coding.assignment_id) == (1,)
+        assert codings._LAST_REVISION.first(assignment=coding.assignment_id + 999) is None
+    assert len(captured) == 4
+    assert all('"coding_coding"."assignment_id" =' in query["sql"] for query in captured)
+
+
+@on_postgresql
+def test_on_postgresql_a_statement_is_prepared_once_per_connection(alpha, people):
+    coding = factories.code(alpha.papers[0], people["cora"])
+    assert connection.connection.prepare_threshold is not None  # the settings' option
+    for _ in range(3):
+        codings._LAST_REVISION.first(assignment=coding.assignment_id)
+    found = prepared_on_the_server('"coding_coding"."assignment_id" = $1 ORDER BY 1 DESC')
+    assert len(found) == 1  # one prepared statement, run again by name
+    # Django's own queries stay client-side and are never prepared.
+    list(Coding.objects.filter(pk=coding.pk).values_list("revision"))
+    assert not prepared_on_the_server('"coding_coding"."id" = ')
+
+
+@on_postgresql
+def test_without_a_prepare_threshold_nothing_is_prepared(alpha, people):
+    coding = factories.code(alpha.papers[0], people["cora"])
+    raw = connection.connection
+    threshold, raw.prepare_threshold = raw.prepare_threshold, None
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("DEALLOCATE ALL")
+        assert codings._LAST_REVISION.first(assignment=coding.assignment_id) == (1,)
+        assert not prepared_on_the_server('"coding_coding"')
+    finally:
+        raw.prepare_threshold = threshold
+
+
+def test_the_agreement_check_is_one_statement(alpha, django_assert_num_queries):
+    with django_assert_num_queries(1):
+        assert snapshots.schedule_agreement(alpha) is None
+
+
+def test_the_agreement_job_comes_at_the_nth_independent_coding_of_the_study(
+        alpha, beta, people, settings):
+    settings.AGREEMENT_SNAPSHOT_EVERY = 2
+    factories.code(alpha.papers[0], people["cora"])
+    # Another study's codings and a later, informed revision are not the study's new
+    # independent codings.
+    other = factories.paper_item(beta, factories.codebook(beta), 9)
+    factories.code(other, people["otto"])
+    factories.code(other, people["otto"])
+    revision = factories.code(alpha.papers[0], people["cora"])
+    Coding.objects.filter(pk=revision.pk).update(phase=Coding.Phase.INFORMED)
+    assert snapshots.schedule_agreement(alpha) is None
+    factories.code(alpha.papers[1], people["cora"])
+    job = snapshots.schedule_agreement(alpha)
+    assert job is not None and job.kind == "agreement"
+    # Debounced while that job waits; another study's waiting job does not hold this one.
+    assert snapshots.schedule_agreement(alpha) is None
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE)
+    Job.objects.create(kind="agreement", params={"study": beta.pk})
+    assert snapshots.schedule_agreement(alpha) is not None
+
+
+def test_after_a_snapshot_the_count_starts_again(alpha, people, settings):
+    settings.AGREEMENT_SNAPSHOT_EVERY = 2
+    first = factories.code(alpha.papers[0], people["cora"])
+    second = factories.code(alpha.papers[0], people["cyril"])
+    AgreementSnapshot.objects.create(study=alpha, round="main", n_codings=2,
+                                     last_coding_id=second.pk, report={}, summary={})
+    assert first.pk < second.pk
+    assert snapshots.schedule_agreement(alpha) is None
+    factories.code(alpha.papers[1], people["cora"])
+    assert snapshots.schedule_agreement(alpha) is None
+    factories.code(alpha.papers[1], people["cyril"])
+    assert snapshots.schedule_agreement(alpha) is not None
+
+
+def test_a_submission_schedules_after_its_commit(alpha, people, settings,
+                                                django_capture_on_commit_callbacks):
+    settings.AGREEMENT_SNAPSHOT_EVERY = 1
+    assignment = queue.assign(alpha.papers[0], people["cora"])
+    answers = {"label": "analysis", "size_b": 7, "failures": ["none"], "code_released": "no"}
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        codings.submit(assignment, answers)
+    assert not Job.objects.filter(kind="agreement").exists()
+    for callback in callbacks:
+        callback()
+    assert Job.objects.filter(kind="agreement").count() == 1
