@@ -155,3 +155,14 @@ def wait_for_job(job, attempts=1200):
             return job
         time.sleep(0.25)
     raise AssertionError(f"job {job.pk} still {job.status} ({job.message})")
+
+
+@pytest.fixture(autouse=True)
+def the_default_language():
+    """Each test starts in the site's default language: a page read in Chinese by the test
+    before (the test client leaves its request's language active) does not turn the next
+    test's messages Chinese."""
+    from django.utils import translation
+
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
