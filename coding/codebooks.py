@@ -7,6 +7,7 @@ import re
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from workbench.text import find_in_json
 
@@ -210,35 +211,39 @@ def check_answer(question, answer):
     kind = question.kind
     if kind == Question.Kind.SINGLE:
         if answer not in allowed:
-            raise ValueError(f"{str(answer)[:40]!r} is not one of this question's options: "
-                             f"{named_options(question)}.")
+            raise ValueError(gettext("%(answer)r is not one of this question's options: "
+                                     "%(options)s.")
+                             % {"answer": str(answer)[:40], "options": named_options(question)})
         return answer
     if kind == Question.Kind.MULTIPLE:
         if not isinstance(answer, list) or not all(a in allowed for a in answer):
-            raise ValueError(f"Choose a list of this question's options: {named_options(question)}.")
+            raise ValueError(gettext("Choose a list of this question's options: %(options)s.")
+                             % {"options": named_options(question)})
         if len(set(answer)) != len(answer):
-            raise ValueError("an option is chosen twice")
+            raise ValueError(gettext("an option is chosen twice"))
         alone = [o.value for o in question.options.all() if o.exclusive and o.value in answer]
         if alone and len(answer) > 1:
-            raise ValueError(f"{alone[0]!r} is chosen alone, not with other options")
+            raise ValueError(gettext("%(option)r is chosen alone, not with other options")
+                             % {"option": alone[0]})
         return sorted(answer, key=allowed.index)
     if kind == Question.Kind.YES_NO:
         if answer not in YES_NO:
-            raise ValueError("Answer yes or no.")
+            raise ValueError(gettext("Answer yes or no."))
         return answer
     if kind == Question.Kind.NUMBER:
         if answer in allowed:
             return answer
         if isinstance(answer, bool) or not isinstance(answer, int | float) or not math.isfinite(answer):
-            raise ValueError(f"Not a number: expected a number or {named_options(question, ' or ')}."
-                             if allowed else "Not a number: expected a number.")
+            raise ValueError(gettext("Not a number: expected a number or %(options)s.")
+                             % {"options": named_options(question, gettext(" or "))}
+                             if allowed else gettext("Not a number: expected a number."))
         if question.min_value is not None and answer < question.min_value:
-            raise ValueError(f"at least {question.min_value:g}")
+            raise ValueError(gettext("at least %(low)s") % {"low": f"{question.min_value:g}"})
         if question.max_value is not None and answer > question.max_value:
-            raise ValueError(f"at most {question.max_value:g}")
+            raise ValueError(gettext("at most %(high)s") % {"high": f"{question.max_value:g}"})
         return answer
     if not isinstance(answer, str):
-        raise ValueError("expected text")
+        raise ValueError(gettext("expected text"))
     problem = unstorable_text(answer) or too_long(answer, TEXT_ANSWER_MAX_CHARS, "the answer")
     if problem:
         raise ValueError(problem)

@@ -425,3 +425,20 @@ def test_screening_counters_and_the_rater_import_job_read_in_chinese():
     with translation.override("en"):
         assert counter_label("excluded: outside the date range") == \
             "Excluded: outside the date range"
+
+
+def test_an_answer_that_does_not_fit_its_question_is_refused_in_chinese(alpha):
+    """The rater import's (and the coding page's) value errors: the options by their labels
+    and keys, the sentence in Chinese."""
+    from django.utils import translation
+
+    from coding.codebooks import check_answer
+    from coding.models import Question
+
+    question = Question.objects.get(version__codebook=alpha.paper_codebook, key="code_released")
+    with translation.override("zh-hans"), pytest.raises(ValueError) as refused:
+        check_answer(question, "maybe")
+    assert str(refused.value) == "请回答是或否。"
+    with translation.override("en"), pytest.raises(ValueError) as refused:
+        check_answer(question, "maybe")
+    assert str(refused.value) == "Answer yes or no."
