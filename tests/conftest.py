@@ -29,8 +29,7 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-@pytest.fixture
-def people(db):
+def make_people():
     names = {"olive": Role.OWNER, "cora": Role.CODER, "cyril": Role.CODER,
              "ada": Role.ADJUDICATOR, "vera": Role.VIEWER}
     users = {name: factories.user(name) for name in [*names, "otto"]}
@@ -38,9 +37,7 @@ def people(db):
     return users
 
 
-@pytest.fixture
-def alpha(people):
-    """The alpha study with its members, a small paper codebook and three items."""
+def make_alpha(people):
     study = factories.study("Alpha study", owner=people["olive"])
     for name, role in people["names"].items():
         factories.member(study, people[name], role)
@@ -49,11 +46,26 @@ def alpha(people):
     return study
 
 
-@pytest.fixture
-def beta(people):
+def make_beta(people):
     study = factories.study("Beta study", owner=people["otto"])
     factories.member(study, people["otto"], Role.CODER)
     return study
+
+
+@pytest.fixture
+def people(db):
+    return make_people()
+
+
+@pytest.fixture
+def alpha(people):
+    """The alpha study with its members, a small paper codebook and three items."""
+    return make_alpha(people)
+
+
+@pytest.fixture
+def beta(people):
+    return make_beta(people)
 
 
 @pytest.fixture

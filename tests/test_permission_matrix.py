@@ -22,13 +22,15 @@ so coder B (cyril) meets someone else's assignment. A new URL without a row fail
 import functools
 
 import pytest
-from django.test import Client
+from django.db import transaction
+from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from coding import queue
 from coding.export.jobs import start_export
 from coding.models import Framework, Role
 from tests import factories, permission_rows
+from tests.conftest import make_alpha, make_beta, make_people
 from workbench.models import ApiToken
 
 ROLES = ["anonymous", "outsider", "viewer", "coder_b", "coder_a", "adjudicator", "owner"]
@@ -162,26 +164,52 @@ def test_every_url_has_a_row():
     assert sorted(set(TABLE) - found) == [], "rows for URLs that no longer exist"
 
 
+@pytest.fixture(scope="module")
+def shared_world(django_db_setup, django_db_blocker):
+    """The people, alpha, beta and the objects for every path parameter, built once for the
+    module's ~600 tests inside a transaction that is rolled back at the module's end. Each
+    test runs in a savepoint within it (pytest-django's `db`), so whatever one test's
+    requests change is undone before the next test, as if each had built its own world."""
+    with (django_db_blocker.unblock(),
+          override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]),
+          transaction.atomic()):
+        people = make_people()
+        alpha = make_alpha(people)
+        make_beta(people)
+        # Coder A's lease must outlive the module on a slow machine (30 minutes by default).
+        alpha.lease_minutes = 24 * 60
+        alpha.save(update_fields=["lease_minutes"])
+        cora, cyril = people["cora"], people["cyril"]
+        item = alpha.papers[0]
+        mine = queue.assign(item, cora)
+        factories.code(item, cyril, label="rl_method", scope="general")
+        theirs = queue.assign(alpha.papers[1], cyril)
+        framework = Framework.objects.create(study=alpha, name="Alpha RL",
+                                             repository="lab/alpha-rl")
+        token, _ = ApiToken.objects.create(people["olive"], name="owner script")
+        values = {
+            "slug": alpha.slug, "pk": mine.pk, "item_id": item.pk,
+            "codebook_id": alpha.paper_codebook.pk, "number": 1, "framework_id": framework.pk,
+            "token_pk": token.pk, "theirs": theirs.pk,
+        }
+        values.update(permission_rows.values(values, alpha, people))
+        yield alpha, people, values
+        transaction.set_rollback(True)
+
+
 @pytest.fixture
-def world(alpha, beta, people, django_capture_on_commit_callbacks):
+def people(shared_world, db):
+    """The shared world's people (conftest's `people` would make a second set each test)."""
+    return shared_world[1]
+
+
+@pytest.fixture
+def world(shared_world, db, django_capture_on_commit_callbacks):
     """Objects for every path parameter, owned as the module docstring says."""
-    cora, cyril = people["cora"], people["cyril"]
-    item = alpha.papers[0]
-    mine = queue.assign(item, cora)
-    factories.code(item, cyril, label="rl_method", scope="general")
-    theirs = queue.assign(alpha.papers[1], cyril)
-    framework = Framework.objects.create(study=alpha, name="Alpha RL", repository="lab/alpha-rl")
-    token, _ = ApiToken.objects.create(people["olive"], name="owner script")
-    values = {
-        "slug": alpha.slug, "pk": mine.pk, "item_id": item.pk,
-        "codebook_id": alpha.paper_codebook.pk, "number": 1, "framework_id": framework.pk,
-        "token_pk": token.pk, "theirs": theirs.pk,
-        # Made only for the rows that need it, once per test.
-        "job_id": functools.cache(lambda: finished_export(alpha, people["olive"],
-                                                          django_capture_on_commit_callbacks)),
-    }
-    values.update(permission_rows.values(values, alpha, people))
-    return values
+    alpha, people, values = shared_world
+    # Made only for the rows that need it, once per test (rolled back with the test).
+    return {**values, "job_id": functools.cache(
+        lambda: finished_export(alpha, people["olive"], django_capture_on_commit_callbacks))}
 
 
 def finished_export(study, owner, on_commit):
