@@ -129,34 +129,42 @@ def _set_config(names):
 def _independent(study, questions):
     """{(round, codebook id): _Group} of the independent codings, how many there are, and
     the newest one's id: one pass that fills every question's column of codes."""
-    answers = _Answers(_keys(questions))
-    epoch = connection.vendor == "postgresql"
+    keys = _keys(questions)
+    # On PostgreSQL each answer comes as its own JSON text, and a column's codes are
+    # looked up by that text: only its distinct texts are ever decoded (see _Column).
+    # Elsewhere (SQLite) each coding's whole answer object is read and decoded here.
+    texts = connection.vendor == "postgresql"
+    answers = [_AnswerText(key) for key in keys] if texts else [_Answers(keys)]
     rows = (independent_codings(study).order_by()
             .values_list("pk", "assignment__item_id", "assignment__item__round",
-                         "assignment__item__codebook_id", "assignment__coder_id", answers,
-                         _Epoch("submitted_at") if epoch else "submitted_at")
+                         "assignment__item__codebook_id", "assignment__coder_id",
+                         _Epoch("submitted_at") if texts else "submitted_at", *answers)
             .iterator(chunk_size=CHUNK))
     groups = {}
     count = last = 0
     while chunk := list(itertools.islice(rows, CHUNK)):
-        # JSON text, read with one decoder call per chunk: a third less time than a call
-        # per coding. Then one column of answers per key.
-        columns = answers.columns(json.loads("[" + ",".join([row[5] for row in chunk]) + "]"))
+        if texts:  # one column of JSON texts per key: a transpose
+            columns = dict(zip(keys, list(zip(*chunk))[6:]))
+        else:
+            # JSON text, read with one decoder call per chunk: a third less time than a
+            # call per coding. Then one column of answers per key.
+            columns = answers[0].columns(
+                json.loads("[" + ",".join([row[6] for row in chunk]) + "]"))
         pks = np.array([row[0] for row in chunk], dtype=np.int64)
         items = np.array([row[1] for row in chunk], dtype=np.int64)
         coders = np.array([row[4] for row in chunk], dtype=np.int64)
         # Seconds since the epoch (UTC): the drift's calendar windows. PostgreSQL gives
         # them as numbers: parsing 200,000 timestamps took a tenth of the reading.
-        times = np.array([row[6] for row in chunk] if epoch
-                         else [row[6].timestamp() for row in chunk], dtype=float)
-        keys = [(row[2], row[3]) for row in chunk]
-        for key in dict.fromkeys(keys):
+        times = np.array([row[5] for row in chunk] if texts
+                         else [row[5].timestamp() for row in chunk], dtype=float)
+        group_keys = [(row[2], row[3]) for row in chunk]
+        for key in dict.fromkeys(group_keys):
             if key not in groups:
-                groups[key] = _Group(questions.get(key[1], []))
-            if len(keys) == keys.count(key):  # the usual case: one round, one codebook
+                groups[key] = _Group(questions.get(key[1], []), texts)
+            if len(group_keys) == group_keys.count(key):  # the usual case: one round, one codebook
                 groups[key].add(pks, items, coders, times, columns)
                 continue
-            mine = [i for i, k in enumerate(keys) if k == key]
+            mine = [i for i, k in enumerate(group_keys) if k == key]
             groups[key].add(pks[mine], items[mine], coders[mine], times[mine],
                             {k: [column[i] for i in mine] for k, column in columns.items()})
         count += len(chunk)
@@ -173,8 +181,8 @@ class _Group:
     """One round's independent codings of one codebook: who coded which item, and per
     question a column of codes (see _Column). Filled chunk by chunk, then finished."""
 
-    def __init__(self, questions):
-        self.columns = [_Column(q) for q in questions]
+    def __init__(self, questions, texts=False):
+        self.columns = [_Column(q, texts) for q in questions]
         self._chunks = []  # (pks, items, coder ids, submission times) per chunk
 
     def add(self, pks, items, coders, times, answers):
@@ -219,7 +227,7 @@ class _Column:
     arrive in), then decided values no coder gave, by unit.
     """
 
-    def __init__(self, question):
+    def __init__(self, question, texts=False):
         self.question = question
         self.key = question.key
         self.is_text = question.kind == Question.Kind.TEXT
@@ -228,17 +236,31 @@ class _Column:
         self.values = []
         self._codes, self._applicable, self._shown = [], [], {}
         self.decided = self.adjudicator = self.adjudicated_by = None
+        # Answers read as JSON texts (None where the key is absent): each distinct text
+        # is decoded once, then its code is found by the text alone.
+        self.texts = texts
+        self._by_text = {}
 
     def add(self, columns):
         answers = columns[self.key]
-        if self.is_text:  # only answered or not: free text is not measured
+        if self.texts:
+            codes = _look_up(self._by_text, answers, self.text_code)
+        elif self.is_text:  # only answered or not: free text is not measured
             codes = [-1 if a in EMPTY else 0 for a in answers]
         else:
             codes = _look_up(self.index, answers, self.code)
         self._codes.append(np.array(codes, dtype=np.int32))
         if self.question.show_if:
+            shown = (lambda text: self.shown(_decoded(text))) if self.texts else self.shown
             self._applicable.append(np.array(_look_up(
-                self._shown, columns[self.question.show_if["question"]], self.shown), bool))
+                self._shown, columns[self.question.show_if["question"]], shown), bool))
+
+    def text_code(self, text):
+        """The provisional code of an answer given as JSON text (what add gives it)."""
+        answer = _decoded(text)
+        if self.is_text:
+            return -1 if answer in EMPTY else 0
+        return self.code(answer)  # no answer (None, "", []) is -1 in the index
 
     def shown(self, answer):
         """Whether the question applies where its condition's question got `answer`."""
@@ -500,37 +522,41 @@ def _keys(questions):
 
 
 class _Answers(Func):
-    """A coding's answers to `keys`, as JSON text.
-
-    On PostgreSQL one JSON array in the order of `keys`, null where a key is absent (as
-    dict.get reads it): the database picks the answers out, so no key crosses to Python
-    nor is decoded there, and columns() is a transpose. Elsewhere the whole object, whose
-    keys columns() picks out."""
+    """A coding's whole answer object as JSON text, whose `keys` columns() picks out
+    (where answers are not read one text a key: SQLite)."""
 
     output_field = TextField()
-    ARGUMENTS = 50  # per JSONB_BUILD_ARRAY call; PostgreSQL takes at most 100
 
     def __init__(self, keys):
         super().__init__(F("values"))
         self.keys = keys
-        self.as_arrays = connection.vendor == "postgresql"
 
     def as_sql(self, compiler, connection, **extra):
         return compiler.compile(Cast(self.source_expressions[0], TextField()))
 
-    def as_postgresql(self, compiler, connection, **extra):
-        values, params = compiler.compile(self.source_expressions[0])
-        groups = [self.keys[i:i + self.ARGUMENTS]
-                  for i in range(0, len(self.keys), self.ARGUMENTS)] or [[]]
-        sql = " || ".join("JSONB_BUILD_ARRAY(" + ", ".join([f"{values} -> %s"] * len(group))
-                          + ")" for group in groups)
-        return f"({sql})::text", [x for group in groups for key in group for x in (*params, key)]
-
     def columns(self, decoded):
         """{key: the chunk's answers to it}, from the decoded JSON of a chunk's codings."""
-        if not self.as_arrays:
-            decoded = [[v.get(key) for key in self.keys] for v in decoded]
+        decoded = [[v.get(key) for key in self.keys] for v in decoded]
         return dict(zip(self.keys, zip(*decoded))) if decoded else dict.fromkeys(self.keys, ())
+
+
+class _AnswerText(Func):
+    """A coding's answer to one key as JSON text (PostgreSQL); NULL where it is absent."""
+
+    output_field = TextField()
+
+    def __init__(self, key):
+        super().__init__(F("values"))
+        self.key = key
+
+    def as_sql(self, compiler, connection, **extra):
+        values, params = compiler.compile(self.source_expressions[0])
+        return f"({values} -> %s)::text", [*params, self.key]
+
+
+def _decoded(text):
+    """An answer from its JSON text; None for no text (the key absent)."""
+    return None if text is None else json.loads(text)
 
 
 def _look_up(table, answers, new):
