@@ -72,7 +72,7 @@ def document(study, report, plan_inputs=None):
     result = {"study": study.slug, "computed_at": report["computed_at"],
               "n_codings": report["n_codings"], "thresholds": THRESHOLDS, "sample": sample,
               "disagreements": open_now, "procedure": procedure(study, open_now),
-              "against_decisions_rule": AGAINST_DECISIONS_RULE,
+              "against_decisions_rule": _(AGAINST_DECISIONS_RULE),
               "rounds": report["rounds"], "planning": planning}
     result["text"] = paper_text(result)
     return result

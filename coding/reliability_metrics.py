@@ -362,7 +362,7 @@ def _coder_pairs(v):
     return rows
 
 
-AGAINST_DECISIONS_RULE = (
+AGAINST_DECISIONS_RULE = gettext_noop(  # in English in the API; the page translates it
     "Only items whose current decision was made by an adjudicator other than this coder "
     "count: unanimous, single-coder and consensus decisions are the coders' own answers, "
     "and an item the coder adjudicated is decided by their own view, so comparing them "

@@ -442,3 +442,23 @@ def test_an_answer_that_does_not_fit_its_question_is_refused_in_chinese(alpha):
     with translation.override("en"), pytest.raises(ValueError) as refused:
         check_answer(question, "maybe")
     assert str(refused.value) == "Answer yes or no."
+
+
+def test_the_agreement_page_says_the_stored_rules_in_chinese_and_the_api_in_english(
+        alpha, people, client_for):
+    from coding import snapshots
+    from tests.coding.test_reliability import three_coders_over_five_weeks
+
+    three_coders_over_five_weeks(alpha, people, drifting_from_week=3)
+    snapshots.take_snapshot(alpha)
+    html = in_chinese(client_for(people["olive"])).get(f"/studies/{alpha.slug}/agreement/")
+    html = html.content.decode()
+    assert "每位编码员对照其他人，按周计算（日历ISO 周，周一至周日，UTC" in html
+    assert "只计入当前裁定由该编码员以外的裁定人作出的条目" in html
+    assert "week by week (calendar" not in html and "Only items whose current" not in html
+    doc = in_chinese(client_for(people["olive"])).get(
+        f"/api/studies/{alpha.slug}/agreement/").json()
+    drift = next(q for book in doc["rounds"]["main"]["codebooks"] for q in book["questions"]
+                 if q["key"] == "code_released")["drift_calendar"]
+    assert drift["rule"].startswith("Each coder against the others, week by week (calendar")
+    assert doc["against_decisions_rule"].startswith("Only items whose current decision")
