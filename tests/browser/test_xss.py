@@ -103,8 +103,10 @@ def markdown_payload(field):
 # Attributes whose value is only ever text to the browser (href: its scheme is checked apart).
 # data-quote and data-who: the review page's quote buttons; quotes.js reads the quote as
 # words of a regular expression it escapes, and review.js sets the coder's name as a title.
+# data-text and data-original: a coding page question's texts, which code.js only sets as a
+# quote mark's title.
 INERT_ATTRIBUTES = {"value", "title", "aria-label", "placeholder", "data-show-if", "href",
-                    "data-quote", "data-who"}
+                    "data-quote", "data-who", "data-text", "data-original"}
 
 DOM_CHECK = r"""() => {
   const problems = [];
