@@ -2,9 +2,11 @@
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/workbench DJANGO_SECRET_KEY=x \\
         .venv/bin/python benchmarks/export_study.py [--sizes 10000,100000] [--repeat 1] [--keep]
+    ... benchmarks/export_study.py --keep --build-only     # build the studies, time nothing
+    ... benchmarks/export_study.py --reuse [--repeat 3]    # time the kept studies
 
 Target (issue 13): the export job of a 100,000-item study, all shapes (wide per codebook,
-long, decisions, items) in Parquet, under 30 s on this machine (2 cores), with memory
+long, decisions, items, reliability, inclusion: coding.export.bundle.SHAPES) in Parquet, under 30 s on this machine (2 cores), with memory
 flat: bounded by a batch, not by the study, so the peak at 100k is that at 10k.
 
 The data: the study benchmarks/pages.py builds (its `build_study`, imported, so both
@@ -14,14 +16,16 @@ one question, the decisions the product writes (settle_item's unanimous revision
 every question the coders answered alike, an adjudicated one on half the disagreeing
 items): about 454,000 decision rows and 2.9M long rows at 100k items. Written with COPY
 into a scratch database of its own (benchmarks/scratch.py: `<DATABASE_URL's
-name>_export_study_bench`, PostgreSQL only), VACUUM ANALYZE after each size, dropped at
-the end unless --keep.
+name>_export_study_bench`, PostgreSQL only), VACUUM ANALYZE after each size, then one
+agreement snapshot taken (`snapshots.take_snapshot`, as the agreement job would: the
+reliability table is read from it); dropped at the end unless --keep. --reuse times the
+studies a --keep run left (a size without one is built), so a quiet window is spent
+measuring; --build-only builds and keeps them and times nothing.
 
 What is timed, each in a fresh Python process (so runs never share a heap):
 
 - job: the export job's own function as the worker runs it, `workbench.jobs.run(id)` on a
-  queued `export` Job row asked for by the study's owner (shapes wide, long, decisions,
-  items; format parquet): claim, `coding.export.jobs.run_export` (rows streamed from the
+  queued `export` Job row asked for by the study's owner (every shape; format parquet): claim, `coding.export.jobs.run_export` (rows streamed from the
   database, the Parquet files, codebook.json, datapackage.json, README, checksums, zip,
   the rename into place) and its progress reports on the row. Wall and CPU seconds, and
   each table's share (the writer timed per table). Peak RSS is the process's VmHWM
@@ -69,7 +73,6 @@ from benchmarks.scratch import drop_scratch_database, use_scratch_database  # no
 SEED = 20_260_613
 MAX_ITEMS = 200_000
 TARGET_SECONDS = 30
-SHAPES = ["wide", "long", "decisions", "items"]
 
 
 def say(*parts):
@@ -101,14 +104,15 @@ def run_job(slug, traced):
     import tracemalloc
 
     from coding.export import bundle
+    from coding.export.bundle import SHAPES
     from coding.models import Membership, Role, Study
-    from workbench import jobs
+    from workbench import jobs, storage
     from workbench.models import Job
 
     study = Study.objects.get(slug=slug)
     owner = Membership.objects.filter(study=study, role=Role.OWNER).first().user
     job = Job.objects.create(kind="export", created_by=owner, params={
-        "study": study.pk, "study_slug": study.slug, "shapes": SHAPES, "format": "parquet",
+        "study": study.pk, "study_slug": study.slug, "shapes": list(SHAPES), "format": "parquet",
         "include_mapping": False})
     # Each table's writer timed: the bundle looks the writer up when it starts.
     tables = {}
@@ -134,9 +138,10 @@ def run_job(slug, traced):
     job.refresh_from_db()
     if job.status != Job.Status.DONE:
         raise RuntimeError(f"the export job ended {job.status}: {job.error}")
-    from coding.export.jobs import export_path
+    from coding.export.jobs import export_key
 
-    figures.update(bundle=str(export_path(job)), bytes=job.result["bytes"])
+    with storage.local_copy(export_key(job)) as path:  # locally the stored file itself
+        figures.update(bundle=str(path), bytes=job.result["bytes"])
     return figures
 
 
@@ -176,9 +181,12 @@ def run_child(task, slug="", out=""):
 
 # --- the parent -------------------------------------------------------------------
 
-def build(size, password, rng):
-    from benchmarks.pages import build_study, vacuum_analyze
+def build(size, password, rng, reuse):
+    from benchmarks.pages import build_study, kept_study, vacuum_analyze
+    from coding import snapshots
 
+    if reuse and (kept := kept_study(size)) is not None:
+        return kept.study.slug
     start = time.perf_counter()
     built = build_study(size, password, rng)
     vacuum_analyze()
@@ -186,7 +194,11 @@ def build(size, password, rng):
         f"{built.complete:,} complete items ({built.disagreeing:,} disagreeing, "
         f"{built.adjudicated:,} adjudicated), {built.codings:,} codings, "
         f"{built.decisions:,} decisions")
-    return built
+    start = time.perf_counter()
+    snapshots.take_snapshot(built.study, force=True)
+    say(f"  agreement snapshot taken in {time.perf_counter() - start:.0f} s (the reliability "
+        "table's figures)")
+    return built.study.slug
 
 
 def measure(slug, repeat, trace=True):
@@ -245,9 +257,15 @@ def main():
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+    parser.add_argument("--reuse", action="store_true",
+                        help="time the studies a --keep run left (kept again)")
+    parser.add_argument("--build-only", action="store_true",
+                        help="build (or with --reuse, complete) the studies and time nothing; "
+                             "implies --keep")
     parser.add_argument("--no-trace", action="store_true",
                         help="skip the tracemalloc run (it takes several times the job's time)")
     args = parser.parse_args()
+    args.keep = args.keep or args.reuse or args.build_only
     sizes = [int(s) for s in args.sizes.split(",")]
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         parser.error("PostgreSQL only: set DATABASE_URL (the study is written with COPY)")
@@ -257,7 +275,7 @@ def main():
     os.environ["WORKBENCH_VAR_DIR"] = var
     os.environ.pop("REDIS_URL", None)  # the job runs here, in process
     os.environ.setdefault("DJANGO_SECRET_KEY", "export-study-bench")
-    scratch = use_scratch_database("export_study")
+    scratch = use_scratch_database("export_study", reuse=args.reuse)
     results = []
     try:
         import django
@@ -275,10 +293,11 @@ def main():
         password, rng = make_password("export-study-bench"), random.Random(SEED)
         for size in sizes:
             say(f"\n== {size:,} items ==")
-            built = build(size, password, rng)
+            slug = build(size, password, rng, args.reuse)
+            if args.build_only:
+                continue
             say("  load average before: " + ", ".join(f"{v:.2f}" for v in os.getloadavg()))
-            results.append(report(size, measure(built.study.slug, args.repeat,
-                                                not args.no_trace)))
+            results.append(report(size, measure(slug, args.repeat, not args.no_trace)))
             say("  load average after: " + ", ".join(f"{v:.2f}" for v in os.getloadavg()))
         say(f"\n{'items':>9}{'rows':>12}{'wall s':>8}{'CPU s':>7}{'peak RSS':>10}{'added':>8}"
             f"{'tracemalloc':>13}{'pyarrow ref':>13}")

@@ -15,6 +15,7 @@ never see a translated word. Coders read their language with the original one cl
 """
 
 from django.conf import settings
+from django.utils.translation import gettext
 
 QUESTION_TEXTS = ("text", "definition", "unit")
 OPTION_TEXTS = ("label", "definition", "examples", "counter_examples")
@@ -30,18 +31,19 @@ def check(translations, questions, err, text):
     if translations in (None, {}):
         return
     if not isinstance(translations, dict):
-        err("translations", 'an object of languages: {"zh-hans": {"questions": {…}}}')
+        err("translations", gettext('an object of languages: {"zh-hans": {"questions": {…}}}'))
         return
     by_key = {q["key"]: q for q in questions
               if isinstance(q, dict) and isinstance(q.get("key"), str)}
     for code, block in translations.items():
         at = f"translations.{code}"
         if code not in _languages():
-            err(at, f"unknown language {code!r}: one of {', '.join(_languages())}")
+            err(at, gettext("unknown language %(code)r: one of %(codes)s")
+                % {"code": code, "codes": ", ".join(_languages())})
         elif not isinstance(block, dict) or set(block) - {"questions"}:
-            err(at, 'a language holds "questions" only: {"questions": {key: {…}}}')
+            err(at, gettext('a language holds "questions" only: {"questions": {key: {…}}}'))
         elif not isinstance(block.get("questions", {}), dict):
-            err(f"{at}.questions", "an object of question keys")
+            err(f"{at}.questions", gettext("an object of question keys"))
         else:
             for key, texts in block.get("questions", {}).items():
                 _question(texts, by_key.get(key), key, f"{at}.questions.{key}", err, text)
@@ -49,31 +51,34 @@ def check(translations, questions, err, text):
 
 def _question(texts, question, key, at, err, text):
     if question is None:
-        err(at, f"no question {key!r} in this codebook")
+        err(at, gettext("no question %(key)r in this codebook") % {"key": key})
         return
     if not isinstance(texts, dict):
-        err(at, "an object of texts: text, definition, unit, options")
+        err(at, gettext("an object of texts: text, definition, unit, options"))
         return
     for field in sorted(set(texts) - {*QUESTION_TEXTS, "options"}):
-        err(f"{at}.{field}", "not a text of a question that can be translated")
+        err(f"{at}.{field}", gettext("not a text of a question that can be translated"))
     for field in QUESTION_TEXTS:
         if field in texts:
             text(texts, field, f"{at}.{field}", err)
     options = texts.get("options", {})
     if not isinstance(options, dict):
-        err(f"{at}.options", "an object of option values")
+        err(f"{at}.options", gettext("an object of option values"))
         return
     listed = question.get("options") if isinstance(question.get("options"), list) else []
     values = {o["value"] for o in listed if isinstance(o, dict) and isinstance(o.get("value"), str)}
     for value, option_texts in options.items():
         where = f"{at}.options.{value}"
         if value not in values:
-            err(where, f"no option {value!r} in question {key!r}")
+            err(where, gettext("no option %(value)r in question %(key)r")
+                % {"value": value, "key": key})
         elif not isinstance(option_texts, dict):
-            err(where, "an object of texts: label, definition, examples, counter_examples")
+            err(where, gettext("an object of texts: label, definition, examples, "
+                              "counter_examples"))
         else:
             for field in sorted(set(option_texts) - set(OPTION_TEXTS)):
-                err(f"{where}.{field}", "not a text of an option that can be translated")
+                err(f"{where}.{field}", gettext("not a text of an option that can be "
+                                                "translated"))
             for field in OPTION_TEXTS:
                 if field in option_texts:
                     text(option_texts, field, f"{where}.{field}", err)

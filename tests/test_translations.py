@@ -462,3 +462,17 @@ def test_the_agreement_page_says_the_stored_rules_in_chinese_and_the_api_in_engl
                  if q["key"] == "code_released")["drift_calendar"]
     assert drift["rule"].startswith("Each coder against the others, week by week (calendar")
     assert doc["against_decisions_rule"].startswith("Only items whose current decision")
+
+
+def test_a_codebook_translation_naming_no_question_is_refused_in_chinese_at_its_path():
+    from django.utils import translation
+
+    from coding.codebook_spec import validate
+
+    spec = {"name": "Tiny", "applies_to": "paper", "questions": [
+        {"key": "done", "kind": "yes_no", "text": "Done?"}],
+        "translations": {"zh-hans": {"questions": {"gone": {"text": "没了？"}}}}}
+    with translation.override("zh-hans"):
+        (error,) = validate(spec)
+    assert (error.path, error.message) == ("translations.zh-hans.questions.gone",
+                                           "本编码手册中没有问题 'gone'")
