@@ -2,12 +2,13 @@
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/workbench DJANGO_SECRET_KEY=x \\
         .venv/bin/python benchmarks/export_study.py [--sizes 10000,100000] [--repeat 1] [--keep]
-    ... benchmarks/export_study.py --keep --build-only     # build the studies, time nothing
+    ... benchmarks/export_study.py --build-only      # build and keep the studies, time nothing
     ... benchmarks/export_study.py --reuse [--repeat 3]    # time the kept studies
 
 Target (issue 13): the export job of a 100,000-item study, all shapes (wide per codebook,
-long, decisions, items, reliability, inclusion: coding.export.bundle.SHAPES) in Parquet, under 30 s on this machine (2 cores), with memory
-flat: bounded by a batch, not by the study, so the peak at 100k is that at 10k.
+long, decisions, items, reliability, inclusion: coding.export.bundle.SHAPES) in Parquet,
+under 30 s on this machine (2 cores), with memory flat: bounded by a batch, not by the
+study, so the peak at 100k is that at 10k.
 
 The data: the study benchmarks/pages.py builds (its `build_study`, imported, so both
 measure the same thing): 3 coders, overlap 2, the preset paper codebook, 85% of items
@@ -25,9 +26,10 @@ measuring; --build-only builds and keeps them and times nothing.
 What is timed, each in a fresh Python process (so runs never share a heap):
 
 - job: the export job's own function as the worker runs it, `workbench.jobs.run(id)` on a
-  queued `export` Job row asked for by the study's owner (every shape; format parquet): claim, `coding.export.jobs.run_export` (rows streamed from the
-  database, the Parquet files, codebook.json, datapackage.json, README, checksums, zip,
-  the rename into place) and its progress reports on the row. Wall and CPU seconds, and
+  queued `export` Job row asked for by the study's owner (every shape; format parquet):
+  claim, `coding.export.jobs.run_export` (rows streamed from the database, the Parquet
+  files, codebook.json, datapackage.json, README, checksums, zip, the store) and its
+  progress reports on the row. Wall and CPU seconds, and
   each table's share (the writer timed per table). Peak RSS is the process's VmHWM
   (/proc/self/status); "added" is the peak minus the RSS once Django, pandas and pyarrow
   are loaded.
