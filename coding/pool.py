@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext, gettext_noop
 
 from ingest.imports import run_import
@@ -177,8 +177,10 @@ def import_into_study(study, params, screening, *, round=Item.Round.MAIN, job=No
 
     def progress(counts):
         if report:
-            report(counts["read"], None, f"{counts['read']} read, {adder.counts['added_to_pool']} "
-                   f"added to the pool, {counts['failed']} failed")
+            report(counts["read"], None, gettext(
+                "%(read)s read, %(added)s added to the pool, %(failed)s failed") % {
+                    "read": counts["read"], "added": adder.counts["added_to_pool"],
+                    "failed": counts["failed"]})
 
     # Each bad record is a line of the job's log, up to a bound: a wholly wrong
     # file must not write millions of lines.
@@ -205,24 +207,30 @@ def readable(study, params):
         yield params
         return
     if not storage.owned_by(key, study.slug):
-        raise jobs.JobError("The import names a stored file that is not this study's.")
+        raise jobs.JobError(gettext("The import names a stored file that is not this "
+                                    "study's."))
     try:
         with storage.local_copy(key) as path:
             yield {**{k: v for k, v in params.items() if k != "stored"}, "path": path}
     except FileNotFoundError:
-        raise jobs.JobError(f"The file to import, {key.rsplit('/', 1)[-1][:200]!r}, is no "
-                            "longer stored; upload it again.") from None
+        raise jobs.JobError(gettext("The file to import, %(name)r, is no longer stored; "
+                                    "upload it again.")
+                            % {"name": key.rsplit("/", 1)[-1][:200]}) from None
 
 
 @jobs.job_handler("import_to_study")
 def run_import_job(job, report):
+    from .languages import user_language
     from .models import Study
 
     study = Study.objects.get(pk=job.params["study"])
-    counts = import_into_study(study, job.params["source"],
-                               Screening.from_dict(job.params.get("screening")),
-                               round=job.params.get("round", Item.Round.MAIN), job=job,
-                               report=report)
+    # Its progress and refusals are written in the language of whoever started it; the
+    # counts keep their keys (the job page names them: workbench_jobs.counter_label).
+    with translation.override(user_language(job.created_by)):
+        counts = import_into_study(study, job.params["source"],
+                                   Screening.from_dict(job.params.get("screening")),
+                                   round=job.params.get("round", Item.Round.MAIN), job=job,
+                                   report=report)
     return {"counts": flat_counts(counts)}
 
 

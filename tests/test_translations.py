@@ -476,3 +476,26 @@ def test_a_codebook_translation_naming_no_question_is_refused_in_chinese_at_its_
         (error,) = validate(spec)
     assert (error.path, error.message) == ("translations.zh-hans.questions.gone",
                                            "本编码手册中没有问题 'gone'")
+
+
+def test_an_import_job_reads_in_the_language_its_owner_chose(
+        alpha, people, client_for, tmp_path, django_capture_on_commit_callbacks):
+    """The job keeps its counters' keys; its page names them, a screening rule's exclusions
+    too, in Chinese, and its progress line was written in Chinese."""
+    from tests.coding.test_pool import PAPERS, snapshot_line
+    from workbench.models import Job
+
+    olive = people["olive"]
+    remember_language(olive, "zh-hans")
+    path = tmp_path / "arxiv.jsonl"
+    path.write_text("\n".join(snapshot_line(*row) for row in PAPERS) + "\n")
+    client = client_for(olive)
+    with open(path, "rb") as upload, django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/studies/{alpha.slug}/import/", {
+            "format": "arxiv_snapshot_file", "file": upload, "categories": "cs.LG"})
+    job = Job.objects.get(kind="import_to_study")
+    assert "excluded: not in the chosen categories" in job.result["counts"]  # the key kept
+    assert "加入条目池" in job.message and "失败" in job.message
+    html = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "已排除：不属于所选类别" in html and "加入条目池" in html
+    assert "excluded: not in the chosen categories</td>" not in html
