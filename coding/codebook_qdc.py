@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ET
 
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser, ParseError
+from django.utils.translation import gettext
 
 from .codebook_spec import KEY, VALUE
 from .models import Question
@@ -111,9 +112,11 @@ class _Builder(ET.TreeBuilder):
         self.count += 1
         self.depth += 1
         if self.count > MAX_CODES:
-            raise BadQdc(f"line {line}", f"more than {MAX_CODES:,} elements")
+            raise BadQdc(_line(line), gettext("more than %(count)s elements")
+                         % {"count": f"{MAX_CODES:,}"})
         if self.depth > MAX_DEPTH:
-            raise BadQdc(f"line {line}", f"codes nested more than {MAX_DEPTH - 2} deep")
+            raise BadQdc(_line(line), gettext("codes nested more than %(depth)s deep")
+                         % {"depth": MAX_DEPTH - 2})
         return element
 
     def end(self, tag):
@@ -130,12 +133,18 @@ def _parse(data):
         root = parser.close()
     except ParseError as error:
         line, column = error.position
-        raise BadQdc(f"line {line}", f"column {column + 1}: not well-formed XML: "
-                                     f"{_expat_reason(error)}") from None
+        raise BadQdc(_line(line), gettext("column %(column)s: not well-formed XML: %(problem)s")
+                     % {"column": column + 1, "problem": _expat_reason(error)}) from None
     except DefusedXmlException as error:
         line = parser.parser.CurrentLineNumber
-        raise BadQdc(f"line {line}", f"refused: {_defused_reason(error)}") from None
+        raise BadQdc(_line(line), gettext("refused: %(reason)s")
+                     % {"reason": _defused_reason(error)}) from None
     return root, builder.lines
+
+
+def _line(line):
+    """A line of the file, as an error's place (as coding.codebook_files.line_at)."""
+    return gettext("line %(line)s") % {"line": line}
 
 
 def _expat_reason(error):
@@ -144,10 +153,12 @@ def _expat_reason(error):
 
 def _defused_reason(error):
     kind = type(error).__name__
-    return {"DTDForbidden": "a DOCTYPE (a codebook has no DTD; entities and external "
-                            "files are never read)",
-            "EntitiesForbidden": "an entity declaration (entities are never expanded)",
-            "ExternalReferenceForbidden": "a reference to an external file or address"
+    return {"DTDForbidden": gettext("a DOCTYPE (a codebook has no DTD; entities and "
+                                    "external files are never read)"),
+            "EntitiesForbidden": gettext("an entity declaration (entities are never "
+                                         "expanded)"),
+            "ExternalReferenceForbidden": gettext("a reference to an external file or "
+                                                  "address")
             }.get(kind, kind)
 
 
@@ -169,12 +180,14 @@ def load(data, *, name, applies_to):
     root, lines = _parse(data)
     namespace, tag = _local(root.tag)
     if tag != "CodeBook" or namespace not in (NS, ""):
-        raise BadQdc(f"line {lines.get(root, 1)}", f"the root element is {tag!r}"
-                     f"{f' in {namespace!r}' if namespace else ''}; a REFI-QDA codebook's "
-                     f"root is 'CodeBook' in {NS!r}")
+        found = (gettext("%(tag)r in %(namespace)r") % {"tag": tag, "namespace": namespace}
+                 if namespace else repr(tag))
+        raise BadQdc(_line(lines.get(root, 1)), gettext(
+            "the root element is %(found)s; a REFI-QDA codebook's root is 'CodeBook' in "
+            "%(ns)r") % {"found": found, "ns": NS})
     codes = [child for child in root if _local(child.tag)[1] == "Codes"]
     if len(codes) != 1:
-        raise BadQdc(f"line {lines.get(root, 1)}", "a CodeBook holds one Codes element")
+        raise BadQdc(_line(lines.get(root, 1)), gettext("a CodeBook holds one Codes element"))
     reader = _Reader(lines)
     for code in _children(codes[0], "Code"):
         reader.top_level(code)
@@ -198,7 +211,7 @@ class _Reader:
     def attributes(self, code):
         name = (code.get("name") or "").strip()
         if not name:
-            raise BadQdc(f"line {self.line(code)}", "a Code needs a name attribute")
+            raise BadQdc(_line(self.line(code)), gettext("a Code needs a name attribute"))
         headers, body = _read_description(code)
         return name, headers, body
 

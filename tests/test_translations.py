@@ -499,3 +499,15 @@ def test_an_import_job_reads_in_the_language_its_owner_chose(
     html = client.get(f"/jobs/{job.pk}/").content.decode()
     assert "已排除：不属于所选类别" in html and "加入条目池" in html
     assert "excluded: not in the chosen categories</td>" not in html
+
+
+def test_a_refi_qda_file_that_is_not_a_codebook_is_refused_in_chinese_at_its_line():
+    from django.utils import translation
+
+    from coding.codebook_files import BadFile, read
+
+    with translation.override("zh-hans"), pytest.raises(BadFile) as refused:
+        read(b'<?xml version="1.0"?>\n<Project/>\n', filename="c.qdc")
+    (error,) = refused.value.errors
+    assert error.path == "第 2 行"
+    assert error.message.startswith("根元素是 'Project'；REFI-QDA 编码手册的根元素应是")
