@@ -67,10 +67,30 @@ class Repeated:
         self.values, self.counts = values, counts
 
 
+class Timestamps:
+    """A column of timestamps as the database gave their text (parse_datetime reads one).
+    Iterated, the aware datetimes the ORM would make; the Parquet writer has Arrow parse
+    the texts instead (writers.arrow_array), which costs a fraction of making a Python
+    datetime of each and converting those."""
+
+    __slots__ = ("texts",)
+
+    def __init__(self, texts):
+        self.texts = texts
+
+    def __len__(self):
+        return len(self.texts)
+
+    def __iter__(self):
+        return map(parse_datetime, self.texts)
+
+
 def expanded(column):
-    """A column as a plain list (an iterable for Repeated)."""
+    """A column as a plain list (an iterable for Repeated and Timestamps)."""
     if isinstance(column, Repeated):
         return chain.from_iterable(map(repeat, column.values, column.counts))
+    if isinstance(column, Timestamps):
+        return iter(column)
     return column
 
 
@@ -229,6 +249,29 @@ def remembered(function, limit=10_000):
     return lookup
 
 
+def remembered_lists(function, limit=10_000):
+    """function(value), remembered for lists of text by their items (a multiple choice's
+    answers repeat: their JSON is made once), for up to `limit` distinct lists at a time;
+    anything else is passed through (1 and 1.0 would be one key, but not one text)."""
+    known = {}
+
+    def lookup(value):
+        if type(value) is not list:
+            return function(value)
+        key = tuple(value)
+        try:
+            return known[key]
+        except (KeyError, TypeError):
+            if not all(type(item) is str for item in key):
+                return function(value)
+            if len(known) >= limit:
+                known.clear()
+            found = known[key] = function(value)
+            return found
+
+    return lookup
+
+
 def parse_json(text):
     return None if text is None else json.loads(text)
 
@@ -377,17 +420,18 @@ def long_batches(study, names):
                           else (None, None))) for q in found])
         return questions[version_id]
 
+    answer_text = remembered_lists(as_text)
     batch, held = _LongRows(), []  # held: the current assignment's revisions
     for coding in chain.from_iterable(read_ahead(codings)):
         if held and coding[0] != held[0][0]:
-            batch.add(held, asked, names)
+            batch.add(held, asked, names, answer_text)
             held = []
             if batch.size >= FETCH:
                 yield batch.columns()
                 batch = _LongRows()
         held.append(coding)
     if held:
-        batch.add(held, asked, names)
+        batch.add(held, asked, names, answer_text)
     if batch.size:
         yield batch.columns()
     yield from rater_batches(study)
@@ -431,9 +475,9 @@ class _LongRows:
         self.counts, self.questions, self.values, self.statuses = [], [], [], []
         self.size = 0
 
-    def add(self, revisions, asked, names):
+    def add(self, revisions, asked, names, text=as_text):
         """An assignment's revisions; the last unassisted one with phase independent is the
-        independent one."""
+        independent one. `text` is as_text (remembered_lists(as_text) in long_batches)."""
         independent = None
         for coding in revisions:
             if coding[8] == Coding.Phase.INDEPENDENT and not coding[13]:
@@ -447,7 +491,7 @@ class _LongRows:
             keys, conditions = asked(version_id)
             for append, value in zip(appends, (
                     item_id, document_key, names.get(coder_id), round_, version, revision,
-                    phase, coding is independent, assisted, parse_datetime(submitted_at),
+                    phase, coding is independent, assisted, submitted_at,
                     seconds_spent, unsure)):
                 append(value)
             self.counts.append(len(keys))
@@ -468,11 +512,12 @@ class _LongRows:
                     add_value(None)
                     add_status(MISSING)
                 else:
-                    add_value(value if type(value) is str else as_text(value))
+                    add_value(value if type(value) is str else text(value))
                     add_status(ANSWERED)
 
     def columns(self):
-        columns = {name: Repeated(values, self.counts)
+        columns = {name: Repeated(Timestamps(values) if name == "submitted_at" else values,
+                                  self.counts)
                    for name, values in zip(LONG_COMMON, self.common)}
         columns.update(question=self.questions, value=self.values, status=self.statuses,
                        rater_kind=Repeated(["coder"] * len(self.counts), self.counts),
@@ -512,15 +557,17 @@ def decisions_batches(study, names):
         """Columns of these rows; `following` is the row after the last (None at the end)."""
         (item_ids, document_keys, questions, revisions, values, methods, deciders, rationales,
          decided_at) = (list(column) for column in zip(*rows))
-        groups = list(zip(item_ids, questions))
-        later = groups[1:] + [following and (following[0], following[2])]
+        # A row is current when the next row (or `following`) starts another group.
+        next_items = [*item_ids[1:], following[0] if following else None]
+        next_questions = [*questions[1:], following[2] if following else None]
         return Columns(dict(zip(DECISION_NAMES, (
             item_ids, document_keys, questions, revisions,
-            [group != after for group, after in zip(groups, later)],
+            [item != next_item or question != next_question for item, next_item, question,
+             next_question in zip(item_ids, next_items, questions, next_questions)],
             [value_text(value) for value in values], methods,
             [names.get(decider) for decider in deciders],
             [rationale or None for rationale in rationales],
-            [parse_datetime(moment) for moment in decided_at]))), len(rows))
+            Timestamps(decided_at)))), len(rows))
 
     held = []
     for chunk in read_ahead(found):
@@ -569,48 +616,52 @@ def wide_batches(study, codebook, version):
         columns = dict(zip(("item_id", "document_key", "round", "in_reliability_sample"),
                            map(list, zip(*chunk))))
         decided = [decided.get(item_id, undecided) for item_id in columns["item_id"]]
+        finals, hows = [final for final, _ in decided], [how for _, how in decided]
         for question_cells in cells:
-            columns.update(question_cells(decided))
+            columns.update(question_cells(finals, hows))
         yield Columns(columns, len(chunk))
 
 
 def _wide_question(question):
-    """A function ([(values, methods) of each item]) -> this question's columns: its final
-    value (a column per option for multiple choice), __status and __method."""
+    """A function ([final values of each item], [their methods]) -> this question's
+    columns: its final value (a column per option for multiple choice), __status and
+    __method. Column by column, with the cells that need a closer look (no decision for
+    this question: undecided, or not applicable by its condition) fixed afterwards."""
     key, kind, show_if = question.key, question.kind, question.show_if
     options = [o.value for o in question.options.all()]
     status_name, method_name = f"{key}__status", f"{key}__method"
     option_names = [f"{key}__{option}" for option in options]
 
-    def columns(decided):
-        statuses, methods, values = [], [], []
-        chosen = {name: [] for name in option_names}
-        for final, how in decided:
-            if key in final:
-                value, method = final[key], how[key]
-                status = ANSWERED if value is not None else MISSING
-            elif show_if and show_if["question"] in final and not is_shown(question, final):
-                status, value, method = NOT_APPLICABLE, None, None
-            else:
-                status, value, method = UNDECIDED, None, None
-            if kind == "number" and value in options:
-                status, value = value, None
-            statuses.append(status)
-            methods.append(method)
-            if kind == "multiple":
-                picked = set(value or [])
-                for option, name in zip(options, option_names):
-                    chosen[name].append((option in picked) if status == ANSWERED else None)
-            else:
-                values.append(value)
+    def columns(finals, hows):
+        values = [final.get(key, _ABSENT) for final in finals]
+        methods = [how.get(key) for how in hows]
+        statuses = [MISSING if value is None else _ABSENT if value is _ABSENT else ANSWERED
+                    for value in values]
+        if _ABSENT in statuses:
+            for at, status in enumerate(statuses):
+                if status is _ABSENT:
+                    final = finals[at]
+                    statuses[at] = (NOT_APPLICABLE if show_if and show_if["question"] in final
+                                    and not is_shown(question, final) else UNDECIDED)
+                    values[at] = None
+        if kind == "number" and options:
+            for at, value in enumerate(values):
+                if value is not None and value in options:
+                    statuses[at], values[at] = value, None
         found = {status_name: statuses, method_name: methods}
         if kind == "multiple":
-            found.update(chosen)
+            picked = [set(value or []) if status == ANSWERED else None
+                      for value, status in zip(values, statuses)]
+            for option, name in zip(options, option_names):
+                found[name] = [None if chosen is None else option in chosen for chosen in picked]
         else:
             found[key] = values
         return found
 
     return columns
+
+
+_ABSENT = object()  # a question an item has no decision for (yet)
 
 
 def _chunks(iterable, size):

@@ -16,7 +16,7 @@ import numpy
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .rows import Columns, Repeated, expanded
+from .rows import Columns, Repeated, Timestamps, expanded
 
 BATCH = 20_000
 ARROW_TYPES = {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(),
@@ -190,12 +190,24 @@ AS_THEY_ARE = {"datetime": {datetime, NONE}, "number": {float, NONE}}
 def arrow_array(values, kind, arrow_type):
     """The column as an Arrow array: [_arrow_cell(v, kind) for v in values], converted by
     pyarrow in one call where no cell needs changing (the types checked in C)."""
+    if isinstance(values, Timestamps):
+        return timestamps_array(values, arrow_type)
     if kind in AS_THEY_ARE:
         if not set(map(type, values)) <= AS_THEY_ARE[kind]:
             values = [_arrow_cell(value, kind) for value in values]
     elif "" in values:
         values = [None if value == "" else value for value in values]
     return pa.array(values, type=arrow_type)
+
+
+def timestamps_array(column, arrow_type):
+    """Timestamps' texts parsed by Arrow: PostgreSQL's (with their offset, '+00') in one
+    cast. Texts without an offset (SQLite's, UTC) or any Arrow does not read go the way
+    of every other datetime: parsed in Python, then converted (the same instants)."""
+    try:
+        return pa.array(column.texts, type=pa.string()).cast(arrow_type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return pa.array(list(column), type=arrow_type)
 
 
 def _arrow_cell(value, kind):

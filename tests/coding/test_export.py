@@ -430,6 +430,81 @@ def test_columns_of_runs_write_what_their_rows_write(tmp_path, monkeypatch, fmt)
     assert len(set(written)) == 1
 
 
+def test_the_readme_keeps_every_draw_of_the_reliability_sample(coded, export):
+    """The draw in force in the provenance line as before; the earlier ones beside it, each
+    with the plan of its time, oldest first (the page and API show them too)."""
+    from coding import queue
+
+    def readme():
+        with zipfile.ZipFile(export()) as bundle:
+            return bundle.read("README.md").decode()
+
+    assert "Earlier draws" not in readme()
+    queue.draw_reliability_sample(coded, count=2, seed=3)
+    first = readme()
+    assert "sample drawn: " in first and "Earlier draws" not in first
+    queue.draw_reliability_sample(coded, count=3, seed=5)
+    queue.draw_reliability_sample(coded, count=1, seed=7)
+    text = readme()
+    line = next(line for line in text.splitlines() if "Earlier draws" in line)
+    assert "oldest first (2;" in line and '"seed": 3' in line and '"seed": 5' in line
+    assert line.index('"seed": 3') < line.index('"seed": 5') and '"seed": 7' not in line
+    assert '"seed": 7' in next(line for line in text.splitlines() if "sample drawn: " in line)
+    assert readme() == text  # reproducible
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_timestamps_as_the_database_gives_them_write_what_their_datetimes_write(tmp_path, fmt):
+    """Decisions' and codings' times come as the database's text (rows.Timestamps): the
+    Parquet writer has Arrow parse PostgreSQL's, the rest parse each in Python; either
+    way the same instants as the datetimes the ORM would make, alone or as runs."""
+    from coding.export import writers
+    from coding.export.fields import Field
+    from coding.export.rows import Columns, Repeated, Timestamps, parse_datetime
+
+    postgres = ["2026-12-03 14:59:38.632687+00", "2026-12-03 14:59:38.63+00",
+                "2026-12-03 00:00:00+00", None, "2024-02-29 23:59:59.000001+00",
+                "2026-06-01 12:00:00+02"]
+    sqlite = ["2026-12-03 14:59:38.632687", None, "2026-12-03 00:00:00"]
+    fields = [Field("when", "datetime", "")]
+    for n, texts in enumerate([postgres, sqlite]):
+        parsed = [parse_datetime(text) for text in texts]
+        write = writers.WRITERS[fmt][0]
+        counts = [1 + at % 3 for at in range(len(texts))]
+        written = []
+        for m, given in enumerate([
+                [{"when": moment} for moment in parsed],
+                [Columns({"when": Timestamps(texts)}, len(texts))],
+                [{"when": moment} for moment, count in zip(parsed, counts)
+                 for _ in range(count)],
+                [Columns({"when": Repeated(Timestamps(texts), counts)}, sum(counts))]]):
+            path = tmp_path / f"{n}-{m}.{fmt}"
+            write(path, fields, given)
+            written.append(path.read_bytes())
+        assert written[0] == written[1] and written[2] == written[3]
+
+
+def test_multiple_choice_texts_are_remembered_only_for_lists_of_text():
+    from coding.export.rows import as_text, remembered_lists
+
+    text = remembered_lists(as_text)
+    assert text(["a", "ü"]) == as_text(["a", "ü"]) == '["a", "ü"]'
+    assert text(["a", "ü"]) is text(["a", "ü"])
+    # 1 == 1.0 == True as keys, but not as JSON: such lists are never remembered
+    assert [text([1]), text([1.0]), text([True])] == ["[1]", "[1.0]", "[true]"]
+    assert text([["nested"]]) == '[["nested"]]' and text(7) == "7" and text(None) is None
+
+
+def test_parquet_files_are_stored_in_the_zip_as_they_are(export):
+    """Their pages are compressed already: deflating them again costs time for little."""
+    with zipfile.ZipFile(export("parquet")) as bundle:
+        kinds = {info.filename: info.compress_type for info in bundle.infolist()}
+    assert {name for name, kind in kinds.items() if kind == zipfile.ZIP_STORED} == {
+        name for name in kinds if name.endswith(".parquet")} != set()
+    assert {kind for name, kind in kinds.items() if not name.endswith(".parquet")} == {
+        zipfile.ZIP_DEFLATED}
+
+
 # --- reading ahead on a thread (PostgreSQL, outside a transaction) ------------------------
 
 @pytest.mark.django_db(transaction=True)
