@@ -260,6 +260,7 @@ def page_context(study, assignment, version, form, errors, request=None):
     # The codebook's texts in the coder's language, the original one click away; the form's
     # values stay the option values whatever language the page is in.
     translated = codebook_translations.apply(version, questions, translation.get_language())
+    shown_as = {q.key: q for q in questions}
     attach_suggestions(assignment, questions)  # an assisted round only; recorded as shown
     newer = item.document.snapshots.filter(number__gt=item.snapshot.number).exists()
     return {
@@ -280,7 +281,8 @@ def page_context(study, assignment, version, form, errors, request=None):
                           for q in questions for e in q.errors],
         "codebook_translated": translated,
         "draft_saved_at": assignment.draft_saved_at,
-        "discussion": [(q, named_groups(groups, name))
+        # Named as the form names them: in the coder's language where the codebook has it.
+        "discussion": [(shown_as.get(q.key, q), named_groups(groups, name))
                        for q, groups in adjudication.discussion_for(assignment)],
         # What a revision would be recorded as: the coder is told before they submit.
         "revision_phase": phase_for(assignment) if assignment.status == Assignment.Status.SUBMITTED else None,

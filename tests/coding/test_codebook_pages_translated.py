@@ -175,3 +175,20 @@ def test_the_version_page_shows_translation_changes(translated, people, client_f
     assert "<del>是否公开代码？</del>" in section and "(removed)" in section
     assert "<code>code_released</code>" in section
     assert "No changes." not in section
+
+
+def test_a_chinese_coder_in_discussion_reads_the_differing_answers_in_chinese(
+        translated, people, client_for):
+    from coding.models import Assignment
+
+    translated.discussion_step = True
+    translated.save()
+    item = translated.papers[0]
+    factories.code(item, people["cora"], label="analysis")
+    factories.code(item, people["cyril"], label="rl_method", scope="general")
+    mine = Assignment.objects.get(coder=people["cora"], item=item)
+    html = client_for(people["cora"]).get(
+        f"/studies/{translated.slug}/code/{mine.pk}/").content.decode()
+    discussion = html[html.index('class="discussion'):html.index("</section>", html.index('class="discussion'))]
+    assert LEGEND in discussion and ANALYSIS in discussion
+    assert '<span class="tr-text">强化学习方法</span>' in discussion
