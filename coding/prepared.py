@@ -24,6 +24,7 @@ before. Django's cursor wrapper still runs them, so query counting and logging s
 import copy
 import itertools
 import json
+import re
 from datetime import UTC, datetime
 
 from django.db import connections, router
@@ -59,7 +60,7 @@ class Statement:
         self.model, self.build, self.slots = model, build, slots
         self._compiled = {}
 
-    def _compile(self, connection):
+    def _compile(self, connection, inline=False):
         stand_ins = {slot.name: slot.value for slot in self.slots}
         queryset = self.build(**stand_ins)
         compiler = queryset.query.get_compiler(connection=connection)
@@ -75,14 +76,17 @@ class Statement:
             if not where:
                 raise ValueError(f"{slot.name} is not a parameter of the statement")
             placed += [(n, slot) for n in where]
+        if inline:
+            sql, params, placed = _inline_constants(connection, sql, params, placed)
         return compiler, sql, list(params), placed
 
     def rows(self, **values):
         """The rows as the queryset would give them: tuples, converted as the ORM does."""
         connection = connections[router.db_for_read(self.model)]
-        key = (connection.alias, connection.vendor)
+        prepares = _prepares(connection)
+        key = (connection.alias, connection.vendor, prepares)
         if key not in self._compiled:
-            self._compiled[key] = self._compile(connection)
+            self._compiled[key] = self._compile(connection, inline=prepares)
         compiler, sql, params, placed = self._compiled[key]
         params = list(params)
         for n, slot in placed:
@@ -92,7 +96,7 @@ class Statement:
             elif slot.kind == "json":
                 value = _as_json_param(params[n], value)
             params[n] = value
-        with _cursor(connection) as cursor:
+        with (_preparing_cursor(connection) if prepares else connection.cursor()) as cursor:
             cursor.execute(sql, params)
             fetched = cursor.fetchall()
         return list(compiler.results_iter(results=[fetched]))
@@ -122,14 +126,44 @@ def _as_json_param(stand_in, value):
     return param
 
 
-def _cursor(connection):
-    """A cursor that prepares what it runs on the server, where the connection can (psycopg 3
-    with a prepare_threshold); else the connection's ordinary cursor."""
+def _inline_constants(connection, sql, params, placed):
+    """The statement with every parameter but the slots written into it as a literal.
+
+    A prepared statement is planned once for any values of its parameters (PostgreSQL's
+    generic plan, used from the sixth run when it costs no more than planning each run).
+    A constant bound as a parameter (`status = $2` for 'active') would keep that plan off a
+    partial index whose condition names the constant, and PostgreSQL would then plan every
+    run again; written into the SQL, the generic plan is the one planning would choose."""
+    marks = list(re.finditer(r"%%|%s", sql))
+    holes = [m for m in marks if m.group() == "%s"]
+    if len(holes) != len(params):
+        return sql, params, placed  # not the shape expected: leave it bound as it was
+    slots = dict(placed)
+    kept, parts, at = [], [], 0
+    for n, hole in enumerate(holes):
+        parts.append(sql[at:hole.start()])
+        if n in slots:
+            parts.append("%s")
+            kept.append((n, params[n]))
+        else:
+            parts.append(connection.ops.compose_sql("%s", [params[n]]).replace("%", "%%"))
+        at = hole.end()
+    parts.append(sql[at:])
+    renumbered = {old: new for new, (old, _) in enumerate(kept)}
+    return ("".join(parts), [param for _, param in kept],
+            [(renumbered[n], slot) for n, slot in placed])
+
+
+def _prepares(connection):
+    """Whether the connection prepares statements (psycopg 3 with a prepare_threshold)."""
     if connection.vendor != "postgresql" or _PreparingCursor is None:
-        return connection.cursor()
+        return False
     connection.ensure_connection()
-    if connection.connection.prepare_threshold is None:
-        return connection.cursor()
+    return connection.connection.prepare_threshold is not None
+
+
+def _preparing_cursor(connection):
+    """A cursor that binds on the server and prepares what it runs."""
     with connection.wrap_database_errors:
         # _prepare_cursor wraps it as connection.cursor() would: the execute wrappers
         # (assertNumQueries, CaptureQueriesContext) and the debug log see its statements.

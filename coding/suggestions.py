@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 
 from . import audit
 from .models import AssistedRound, Exposure, Item, Rater, RaterCoding
+from .prepared import Slot, Statement
 
 CALIBRATION, MAIN = Item.Round.CALIBRATION, Item.Round.MAIN
 
@@ -102,5 +103,10 @@ def shown_value(value):
 
 def was_assisted(assignment_id):
     """Whether the assignment's coder was ever served a suggestion on this item."""
-    return Exposure.objects.filter(assignment_id=assignment_id,
-                                   kind=Exposure.Kind.SUGGESTION).exists()
+    # On every submission (record_coding): compiled once per process (coding/prepared.py).
+    return _SERVED.first(assignment=assignment_id) is not None
+
+
+_SERVED = Statement(Exposure, lambda assignment: (
+    Exposure.objects.filter(assignment_id=assignment, kind=Exposure.Kind.SUGGESTION)
+    .order_by().values_list("pk")[:1]), Slot("assignment"))

@@ -44,6 +44,21 @@ def test_on_postgresql_a_statement_is_prepared_once_per_connection(alpha, people
 
 
 @on_postgresql
+def test_only_the_slots_are_bound_the_constants_are_written_into_the_statement(alpha, people):
+    """A constant bound as a parameter would keep the generic plan off partial indexes
+    (status = 'active'), so PostgreSQL would plan every run again."""
+    from coding import adjudication
+
+    coding = factories.code(alpha.papers[0], people["cora"])
+    with CaptureQueriesContext(connection) as captured:
+        rows = adjudication._ITEM_CODINGS.rows(item=coding.assignment.item_id)
+    assert len(rows) == 1 and rows[0][-1] == 1  # one coding, one submitted assignment
+    sql = captured[0]["sql"]
+    assert "'submitted'" in sql and "$2" in sql and "$3" not in sql  # the item, twice
+    assert prepared_on_the_server("'submitted'")
+
+
+@on_postgresql
 def test_without_a_prepare_threshold_nothing_is_prepared(alpha, people):
     coding = factories.code(alpha.papers[0], people["cora"])
     raw = connection.connection
