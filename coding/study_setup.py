@@ -391,6 +391,8 @@ ACTION_WORDS = {
     "comparison.add": gettext_lazy("added a comparison"),
     "round.assisted": gettext_lazy("made a round assisted"),
     "round.blind": gettext_lazy("made a round blind again"),
+    "permission.grant": gettext_lazy("allowed an account to create studies"),
+    "permission.revoke": gettext_lazy("no longer allowed an account to create studies"),
 }
 # Details' keys as people read them; a key not here is read with spaces for underscores.
 DETAIL_WORDS = {

@@ -305,6 +305,7 @@ def test_a_refused_reliability_sample_reads_in_chinese(alpha, people, client_for
 def test_the_audit_page_reads_in_chinese_from_the_stored_keys(alpha, people, client_for):
     from coding.audit import record
     from coding.models import AuditEntry
+    from coding.study_setup import ACTION_WORDS
 
     record(people["olive"], alpha, "study.settings", alpha.name,
            overlap={"from": 2, "to": 3}, blind_authors={"from": False, "to": True})
@@ -317,6 +318,10 @@ def test_the_audit_page_reads_in_chinese_from_the_stored_keys(alpha, people, cli
                   "角色：“coder”；用户：“cora”"):
         assert words in html, words
     assert "changed settings" not in html and 'data-action="member.add"' in html
+    recorded = {action for path in (ROOT / "coding").rglob("*.py")
+                for action in re.findall(r'record\([^,]+, [^,]+, "([a-z_]+\.[a-z_]+)"',
+                                         path.read_text(encoding="utf-8"))}
+    assert recorded and recorded - set(ACTION_WORDS) == set(), "an action without words"
 
     client = client_for(people["olive"])
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
