@@ -210,7 +210,7 @@ def release(held, **still):
 def skip(assignment, reason):
     """The coder passes on the item; the slot goes back to the pool, never to them again."""
     if not reason.strip():
-        raise ValueError("Say why you skip this item.")
+        raise ValueError(gettext("Say why you skip this item."))
     if Assignment.objects.filter(pk=assignment.pk, status=ACTIVE).update(
             status=SKIPPED, skip_reason=reason.strip(), finished_at=timezone.now(),
             leased_until=None, draft=None):

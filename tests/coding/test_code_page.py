@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from django.conf import settings
 
 from coding import queue
 from coding.models import Assignment, Coding
@@ -115,7 +116,13 @@ def test_previous_reopens_the_last_finished_item(alpha, cora):
 
 def test_skipping_without_a_reason_is_refused(alpha, cora):
     url = open_next(cora, alpha)
-    assert cora.post(url + "skip/", {"reason": ""}).status_code == 400
+    refused = cora.post(url + "skip/", {"reason": ""})
+    assert refused.status_code == 400
+    assert "Say why you skip this item." in refused.content.decode()
+    cora.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
+    refused = cora.post(url + "skip/", {"reason": "  "})
+    assert refused.status_code == 400 and "请说明跳过此条目的原因" in refused.content.decode()
+    del cora.cookies[settings.LANGUAGE_COOKIE_NAME]
     response = cora.post(url + "skip/", {"reason": "Not a paper about RL"})
     assert response.status_code == 302 and response["Location"] != url  # the next item
     pk = int(url.rstrip("/").split("/")[-1])
