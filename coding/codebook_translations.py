@@ -128,6 +128,25 @@ def pruned(translations, spec):
     return normalized(kept)
 
 
+def apply_to_questions(questions, language):
+    """`apply` for the questions of a list page (review list, feedback), which may come from
+    several versions: each version's translations read once, in one query for the page."""
+    from .models import CodebookVersion  # models import this module's checks
+
+    by_version = {}
+    for question in questions:
+        by_version.setdefault(question.version_id, {})[id(question)] = question
+    versions = CodebookVersion.objects.only("translations").in_bulk(list(by_version))
+    for pk, found in by_version.items():
+        apply(versions[pk], found.values(), language)
+
+
+def label(version, key, text, language):
+    """A question's text in `language` where the version has it, else as written."""
+    block = (version.translations or {}).get(language, {}).get("questions", {})
+    return block.get(key, {}).get("text") or text
+
+
 def apply(version, questions, language):
     """Give each question and option of the version its texts in `language` (`.tr`, a
     dict, empty where there is none), for the coding page to show beside the original."""

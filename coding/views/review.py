@@ -61,6 +61,8 @@ def review_queue(request, slug):
     except ValueError:
         return HttpResponseBadRequest("after: not a page token of this list; start from its first page.")
     page, more = rows[:PAGE_SIZE], len(rows) > PAGE_SIZE
+    codebook_translations.apply_to_questions([row.question for row in page],
+                                             translation.get_language())
     kept = request.GET.copy()
     kept.pop("after", None)
     if more:
@@ -70,6 +72,7 @@ def review_queue(request, slug):
         # Counted up to 10,000, as the disagreements API counts (workbench.paging).
         **counted(adjudication.disagreement_query(study, **filters)),
         "next_query": kept.urlencode() if more else "", "first_page": not after,
+        "codebook_translated": any(row.question.tr for row in page),
         "first_query": urlencode({k: v for k, v in raw.items() if v}),
         "orders": adjudication.ORDERS, "question_choices": question_choices(study),
         "statuses": ("open", "decided", "all"),
@@ -83,12 +86,14 @@ def review_queue(request, slug):
 
 
 def question_choices(study):
-    """(key, text) of every question in the study's codebooks' current versions."""
-    choices = set()
+    """(key, text) of every question in the study's codebooks' current versions, the text
+    in the reader's language where the codebook has it."""
+    choices, language = set(), translation.get_language()
     for codebook in study.codebooks.all():
         version = codebook.current_version()
         if version is not None:
-            choices |= set(version.questions.values_list("key", "text"))
+            choices |= {(key, codebook_translations.label(version, key, text, language))
+                        for key, text in version.questions.values_list("key", "text")}
     return sorted(choices)
 
 
@@ -222,4 +227,8 @@ def feedback(request, slug):
     page = Paginator(adjudication.feedback_for(study, request.user), PAGE_SIZE).get_page(
         request.GET.get("page"))
     adjudication.feedback_shown(page.object_list)
-    return render(request, "coding/feedback.html", {"study": study, "rows": page, "page": page})
+    codebook_translations.apply_to_questions([row["question"] for row in page.object_list],
+                                             translation.get_language())
+    return render(request, "coding/feedback.html", {
+        "study": study, "rows": page, "page": page,
+        "codebook_translated": any(row["question"].tr for row in page.object_list)})

@@ -192,3 +192,23 @@ def test_a_chinese_coder_in_discussion_reads_the_differing_answers_in_chinese(
     discussion = html[html.index('class="discussion'):html.index("</section>", html.index('class="discussion'))]
     assert LEGEND in discussion and ANALYSIS in discussion
     assert '<span class="tr-text">强化学习方法</span>' in discussion
+
+
+def test_the_review_list_reads_in_chinese_its_filter_too(disputed, people, client_for):
+    html = client_for(people["ada"]).get(f"/studies/{disputed.slug}/review/").content.decode()
+    assert LEGEND in html  # the question of each row
+    assert ANALYSIS in html  # an answer group by its translated label
+    assert '<option value="label" title="label">主要贡献？</option>' in html
+    assert 'id="show-original"' in html
+    english = client_for(people["cyril"]).get(f"/studies/{disputed.slug}/review/")
+    assert english.status_code == 403 or "主要贡献" not in english.content.decode()
+
+
+def test_a_coders_feedback_reads_in_their_language(disputed, people, client_for):
+    disputed.show_feedback = True
+    disputed.save(update_fields=["show_feedback"])
+    from coding import adjudication
+    adjudication.decide(disputed.item, "label", "rl_method", people["ada"])
+    html = client_for(people["cora"]).get(f"/studies/{disputed.slug}/feedback/").content.decode()
+    assert LEGEND in html and ANALYSIS in html  # her answer, by its translated label
+    assert 'id="show-original"' in html
