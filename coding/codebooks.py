@@ -185,7 +185,9 @@ def check_values(version, values, complete=True):
                 errors[key] = "required"
             continue
         if not shown:
-            errors[key] = f"not applicable: {question.show_if['question']} is not one of {question.show_if['in']}"
+            errors[key] = gettext("not applicable: asked only when %(question)s is %(values)s") % {
+                "question": question.show_if["question"],
+                "values": " / ".join(str(v) for v in question.show_if["in"])}
             continue
         try:
             cleaned[key] = check_answer(question, answer)

@@ -70,7 +70,15 @@ def test_answer_to_a_hidden_question_is_refused_as_not_applicable(version):
     with pytest.raises(ValidationError) as error:
         check_values(version, {"label": "analysis", "scope": "general", "size_b": 1,
                                "failures": ["none"], "code_released": "no"})
-    assert "not applicable" in error.value.message_dict["scope"][0]
+    assert error.value.message_dict["scope"][0] == "not applicable: asked only when label is rl_method"
+
+
+def test_a_hidden_question_answered_without_javascript_is_refused_in_the_coders_language(version):
+    from django.utils import translation
+    with translation.override("zh-hans"), pytest.raises(ValidationError) as error:
+        check_values(version, {"label": "analysis", "scope": "general", "size_b": 1,
+                               "failures": ["none"], "code_released": "no"})
+    assert error.value.message_dict["scope"][0] == "不适用：仅当 label 为 rl_method 时才需回答"
 
 
 @pytest.mark.parametrize("key, answer", [
