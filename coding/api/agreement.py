@@ -15,7 +15,15 @@ from workbench.api import JobSerializer
 
 from .. import snapshots
 from ..access import access_study
-from ..agreement_report import RECOMPUTES, SEES_AGREEMENT, PlanForm, current_document
+from ..agreement_report import (
+    RECOMPUTES,
+    SEES_AGREEMENT,
+    TEXT_LANGUAGE,
+    TEXT_LANGUAGES,
+    PlanForm,
+    current_document,
+    text_language,
+)
 
 PLAN_PARAMETERS = [
     OpenApiParameter("alpha_min", float, description="Target alpha for the sample-size plan "
@@ -24,6 +32,12 @@ PLAN_PARAMETERS = [
     OpenApiParameter("smallest_share", float, description="Smallest expected category share; "
                      "default: the study's categories taken as equally common."),
 ]
+LANGUAGE_PARAMETER = OpenApiParameter(
+    "language", str, enum=list(TEXT_LANGUAGES), default=TEXT_LANGUAGE, description=(
+        "The language of `text`, the block for a paper: en (English, the default) or "
+        "zh-hans (Simplified Chinese). Figures, keys and coefficient names are the same in "
+        "both; question texts follow the codebook's translation where it has one. Any other "
+        "value is refused (400, naming `language`)."))
 REPORT = OpenApiResponse(OpenApiTypes.OBJECT, description=(
     "study, computed_at (null before the first snapshot), n_codings, thresholds (with the "
     "rule: verdicts read the interval's lower bound), sample, disagreements {found, decided, "
@@ -39,19 +53,25 @@ REPORT = OpenApiResponse(OpenApiTypes.OBJECT, description=(
     "against_decisions[] (only items adjudicated by someone else), undefined {metric: "
     "reason}, drift (batches of codings) and drift_calendar (days, weeks or months: unit) "
     "{windows[], coders[] {coder, flagged, points[] {window, units, percent_agreement, alpha, "
-    "low, high, flag}}, rule} or null; planning {units_needed, warnings[], questions[]}; text (the block for a "
-    "paper)."))
+    "low, high, flag}}, rule} or null; planning {units_needed, warnings[], questions[]}; language and text (the block for a "
+    "paper, in that language)."))
 
 
 class AgreementReport(APIView):
-    @extend_schema(parameters=PLAN_PARAMETERS, responses={200: REPORT})
+    @extend_schema(parameters=[*PLAN_PARAMETERS, LANGUAGE_PARAMETER], responses={200: REPORT})
     def get(self, request, slug):
         """The reliability report of the newest snapshot, per round, codebook and question."""
         study = access_study(request.user, slug, roles=SEES_AGREEMENT)
         form = PlanForm(request.query_params or None)
-        if form.is_bound and not form.is_valid():
-            raise ValidationError(form.errors)
-        return Response(current_document(study, form.inputs()))
+        errors = dict(form.errors) if form.is_bound and not form.is_valid() else {}
+        asked = request.query_params.get("language")
+        language = text_language(asked) if asked is not None else TEXT_LANGUAGE
+        if language is None:
+            errors["language"] = [f"unknown language {asked!r}: one of "
+                                  f"{', '.join(TEXT_LANGUAGES)}"]
+        if errors:
+            raise ValidationError(errors)
+        return Response(current_document(study, form.inputs(), language))
 
 
 class AgreementHistory(APIView):

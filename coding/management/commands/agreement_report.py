@@ -1,9 +1,10 @@
+import argparse
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
 from coding import snapshots
-from coding.agreement_report import PlanForm, document
+from coding.agreement_report import TEXT_LANGUAGE, TEXT_LANGUAGES, PlanForm, document, text_language
 from coding.management.studies import study_or_error
 from coding.reliability import study_report
 
@@ -21,6 +22,9 @@ class Command(BaseCommand):
         parser.add_argument("--alpha-min", help="target alpha for the sample-size plan (0.800)")
         parser.add_argument("--significance", help="significance level for the plan (0.05)")
         parser.add_argument("--smallest-share", help="smallest expected category share")
+        parser.add_argument("--language", default=TEXT_LANGUAGE, type=_language,
+                            help="the language of the block for a paper: "
+                                 f"{', '.join(TEXT_LANGUAGES)} (default {TEXT_LANGUAGE})")
 
     def handle(self, *args, study, **options):
         found = study_or_error(study)
@@ -34,12 +38,20 @@ class Command(BaseCommand):
             report = snapshots.stored_report(found)
         else:
             report = study_report(found)
-        doc = document(found, report, form.inputs())
+        doc = document(found, report, form.inputs(), options["language"])
         if options["json"]:
             self.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False))
             return
         self.stdout.write(doc["text"])
         self.stdout.write(_plan(doc["planning"]))
+
+
+def _language(value):
+    language = text_language(value)
+    if language is None:
+        raise argparse.ArgumentTypeError(
+            f"unknown language {value!r}: one of {', '.join(TEXT_LANGUAGES)}")
+    return language
 
 
 def _plan(plan):
