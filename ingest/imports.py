@@ -36,6 +36,8 @@ tests/ingest/test_hostile_files.py feeds every importer a corpus of such files):
 
 from pathlib import Path
 
+from django.utils.translation import gettext as _
+
 from .clients.arxiv_api import ArxivApiClient
 from .clients.github import GitHubClient
 from .clients.oai import OaiClient
@@ -77,43 +79,48 @@ def check_params(params):
     """Refuse params that cannot work before anything is read; ValueError says why."""
     fmt = params.get("format") if isinstance(params, dict) else None
     if fmt not in FILE_FORMATS + LIVE_FORMATS:
-        raise ValueError(f"unknown format {fmt!r:.60}; one of "
-                         f"{', '.join(FILE_FORMATS + LIVE_FORMATS)}")
+        raise ValueError(_("unknown format %(format)s; one of %(formats)s") % {
+            "format": f"{fmt!r:.60}", "formats": ", ".join(FILE_FORMATS + LIVE_FORMATS)})
     if fmt in FILE_FORMATS and "stored" in params:
         # A stored file (workbench.storage), which the study's import job copies to a
         # path on its machine before reading: it must be a key, not checked here.
         if not isinstance(params["stored"], str) or not params["stored"]:
-            raise ValueError(f"{fmt} needs 'stored' to be the key of a stored file")
+            raise ValueError(_("%(format)s needs 'stored' to be the key of a stored file") % {
+                "format": fmt})
     elif fmt in FILE_FORMATS:
         _check_path(fmt, params.get("path"))
     batch_size = params.get("batch_size")
     if batch_size is not None and (not isinstance(batch_size, int) or isinstance(batch_size, bool)
                                    or not 0 < batch_size <= MAX_BATCH_SIZE):
-        raise ValueError(f"batch_size must be a whole number from 1 to {MAX_BATCH_SIZE:,}, "
-                         f"got {batch_size!r:.40}")
+        raise ValueError(_("batch_size must be a whole number from 1 to %(limit)s, got "
+                           "%(value)s") % {"limit": f"{MAX_BATCH_SIZE:,}",
+                                           "value": f"{batch_size!r:.40}"})
     if fmt == "csv_file":
         tabular.check_csv_options(params.get("encoding", "utf-8"), params.get("delimiter", ","))
     if fmt in ("csv_file", "jsonl_file"):
         tabular.Mapping.from_dict(params.get("mapping"))
     if fmt == "arxiv_api" and not (params.get("search_query") or params.get("id_list")):
-        raise ValueError("arxiv_api needs a 'search_query' or an 'id_list'")
+        raise ValueError(_("arxiv_api needs a 'search_query' or an 'id_list'"))
     if fmt == "arxiv_oai" and params.get("metadata_prefix", "arXiv") not in ("arXiv", "arXivRaw"):
-        raise ValueError("arxiv_oai reads the 'arXiv' and 'arXivRaw' metadata formats")
+        raise ValueError(_("arxiv_oai reads the 'arXiv' and 'arXivRaw' metadata formats"))
     if fmt == "github" and str(params.get("repository", "")).count("/") != 1:
-        raise ValueError("github needs a 'repository' as owner/name")
+        raise ValueError(_("github needs a 'repository' as owner/name"))
 
 
 def _check_path(fmt, path):
     found = Path(path) if isinstance(path, str) and path.strip() else None
     try:
         if found is None or not found.exists():
-            raise ValueError(f"{fmt} needs an existing 'path', got {path!r:.200}")
+            raise ValueError(_("%(format)s needs an existing 'path', got %(path)s") % {
+                "format": fmt, "path": f"{path!r:.200}"})
         # A directory of saved threads is read file by file; anything else must be a
         # regular file (a device or a pipe would never end).
         if not (found.is_file() or (fmt == "github_file" and found.is_dir())):
-            raise ValueError(f"{fmt} needs a file, and {path!r:.200} is not a regular file")
+            raise ValueError(_("%(format)s needs a file, and %(path)s is not a regular file")
+                             % {"format": fmt, "path": f"{path!r:.200}"})
     except OSError as error:  # a name too long for the file system, and the like
-        raise ValueError(f"{fmt} cannot use the path {path!r:.200}: {error.strerror}") from None
+        raise ValueError(_("%(format)s cannot use the path %(path)s: %(error)s") % {
+            "format": fmt, "path": f"{path!r:.200}", "error": error.strerror}) from None
 
 
 def read_source(params, sleep=None):

@@ -9,10 +9,12 @@ and re-run after a dead worker without duplicates, as every write is an upsert o
 the natural key.
 """
 
-import time
-
 import os
 import re
+import time
+
+from django.utils import translation
+from django.utils.translation import gettext as _
 
 from workbench.jobs import JobError, job_handler, log, server_folders, user_facing
 
@@ -38,14 +40,20 @@ REPORT_WHILE_WAITING = 60
 
 @job_handler("ingest")
 def run_ingest(job, report):
-    try:
-        check_params(job.params)
-    except ValueError as error:  # what is wrong with the params, in the import's own words
-        raise JobError(f"The import cannot start: {error}") from error
-    last = {"read": 0, "message": ""}
-    return run_import(job.params, progress=progress_reporter(report, last),
-                      log_error=error_logger(job), log_warning=warning_logger(job),
-                      sleep=patient_sleep(report, last))
+    # Its progress, log and refusals are written in the language of whoever started it
+    # (English for the commands' --async, which no one signed in starts), as the
+    # study's import job does (coding.pool.run_import_job).
+    from coding.languages import user_language
+
+    with translation.override(user_language(job.created_by)):
+        try:
+            check_params(job.params)
+        except ValueError as error:  # what is wrong with the params, in the import's own words
+            raise JobError(_("The import cannot start: %(error)s") % {"error": error}) from error
+        last = {"read": 0, "message": ""}
+        return run_import(job.params, progress=progress_reporter(report, last),
+                          log_error=error_logger(job), log_warning=warning_logger(job),
+                          sleep=patient_sleep(report, last))
 
 
 def progress_reporter(report, last):
@@ -64,8 +72,9 @@ def patient_sleep(report, last):
             step = min(seconds, REPORT_WHILE_WAITING)
             time.sleep(step)
             seconds -= step
-            report(last["read"], None, f"{last['message']} (waiting {seconds:,.0f} s more "
-                                       "for the source)".strip())
+            report(last["read"], None, (_("%(progress)s (waiting %(seconds)s s more for the "
+                                          "source)") % {"progress": last["message"],
+                                                        "seconds": f"{seconds:,.0f}"}).strip())
 
     return sleep
 
@@ -82,7 +91,7 @@ def shown_location(text, roots=None):
     return text
 
 
-def error_logger(job, limit=MAX_LOGGED_ERRORS, level="error", what="bad records"):
+def error_logger(job, limit=MAX_LOGGED_ERRORS, level="error", warnings=False):
     logged = 0
     roots = server_folders()
 
@@ -96,19 +105,23 @@ def error_logger(job, limit=MAX_LOGGED_ERRORS, level="error", what="bad records"
         if logged <= limit:
             log(job, error.reason, level=level, location=error.location)
         elif logged == limit + 1:
-            log(job, f"more than {limit} {what}: the rest are counted, not logged",
-                level="warning")
+            words = (_("more than %(limit)s warnings: the rest are counted, not logged")
+                     if warnings else
+                     _("more than %(limit)s bad records: the rest are counted, not logged"))
+            log(job, words % {"limit": limit}, level="warning")
 
     return log_error
 
 
 def warning_logger(job, limit=MAX_LOGGED_ERRORS):
     """Duplicate keys and the like: the record was written, but say where."""
-    return error_logger(job, limit, level="warning", what="warnings")
+    return error_logger(job, limit, level="warning", warnings=True)
 
 
 def summary(counts):
     excluded = sum(counts["excluded"].values())
-    return (f"{counts['read']:,} read: {counts['added']:,} added, {counts['updated']:,} updated, "
-            f"{counts['unchanged']:,} unchanged, {excluded:,} excluded, "
-            f"{counts['failed']:,} errors")
+    return _("%(read)s read: %(added)s added, %(updated)s updated, %(unchanged)s unchanged, "
+             "%(excluded)s excluded, %(failed)s errors") % {
+        "read": f"{counts['read']:,}", "added": f"{counts['added']:,}",
+        "updated": f"{counts['updated']:,}", "unchanged": f"{counts['unchanged']:,}",
+        "excluded": f"{excluded:,}", "failed": f"{counts['failed']:,}"}

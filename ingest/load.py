@@ -25,6 +25,7 @@ from itertools import islice
 
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from .models import Document, Post
 from .records import (BadRecord, Deletion, DocumentRecord, RecordError, RecordWarning, SourceError,
@@ -43,7 +44,7 @@ class StrictModeError(ValueError):
 
     def __init__(self, error):
         self.error = error
-        super().__init__(f"stopped at the first bad record: {error}")
+        super().__init__(_("stopped at the first bad record: %(error)s") % {"error": error})
 
 
 class SourceFailed(ValueError):
@@ -53,9 +54,10 @@ class SourceFailed(ValueError):
 
     def __init__(self, error, counts):
         self.error, self.counts = error, counts
-        super().__init__(f"the source failed: {error} ({counts['read']:,} read, "
-                         f"{counts['added'] + counts['updated'] + counts['unchanged']:,} "
-                         f"written or unchanged, {counts['failed']:,} errors)")
+        super().__init__(_("the source failed: %(error)s (%(read)s read, %(written)s written "
+                           "or unchanged, %(failed)s errors)") % {
+            "error": error, "read": f"{counts['read']:,}", "failed": f"{counts['failed']:,}",
+            "written": f"{counts['added'] + counts['updated'] + counts['unchanged']:,}"})
 
 
 def new_counts():
@@ -133,8 +135,9 @@ def _add(batch, item, counts, log_warning=None):
         if log_warning:
             log_warning(RecordWarning(
                 item.location or _name(item),
-                f"{item.source} {item.key[:200]} was read before, at "
-                f"{earlier.location or 'an earlier record'}: the later one is kept"))
+                _("%(source)s %(key)s was read before, at %(earlier)s: the later one is kept")
+                % {"source": item.source, "key": item.key[:200],
+                   "earlier": earlier.location or _("an earlier record")}))
         if _is_paper(earlier) and _is_paper(item):
             item.metadata["versions"] = merge_versions(earlier.metadata.get("versions"),
                                                        item.metadata.get("versions"))
@@ -174,9 +177,10 @@ def _write_batch(batch, counts, log_error):
                 with transaction.atomic():
                     written += _upsert([item])
             except DatabaseError as exc:
-                reason = f"the database refused it: {str(exc).strip()[:300]}"
+                reason = _("the database refused it: %(error)s") % {
+                    "error": str(exc).strip()[:300]}
                 _fail(RecordError(item.location or _name(item), reason), counts, log_error)
-    for _, outcome in written:
+    for _document, outcome in written:
         counts[outcome] += 1
     return [(doc_id, outcome) for doc_id, outcome in written if doc_id is not None]
 

@@ -3,12 +3,19 @@
 Parsers never raise on one bad record: they yield a `RecordError` naming where it
 was (file and line, page and entry, repository and number) and why, and go on.
 `load.import_records` writes `DocumentRecord`s and `Deletion`s and counts the rest.
+
+Where and why are put into words as they are made, in the active language (gettext,
+named placeholders): a job runs its import in its owner's language (the job's log
+keeps those words), the API and the management commands read English. The place a
+message names (file and line, the field's own name) is the same in every language.
 """
 
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
+
+from django.utils.translation import gettext as _
 
 # A single text field (title, abstract, body) longer than this is a bad record,
 # not something to truncate silently: GitHub refuses bodies over 65,536
@@ -75,7 +82,12 @@ class RecordError:
         self.location, self.reason = storable(str(self.location)), storable(str(self.reason))
 
     def __str__(self):
-        return f"{self.location}: {self.reason}"
+        return located(self.location, self.reason)
+
+
+def located(location, reason):
+    """'papers.jsonl line 17: missing field 'title'', in the reader's punctuation."""
+    return _("%(location)s: %(reason)s") % {"location": location, "reason": reason}
 
 
 class SourceError(RecordError):
@@ -92,7 +104,7 @@ class RecordWarning:
     reason: str
 
     def __str__(self):
-        return f"{self.location}: {self.reason}"
+        return located(self.location, self.reason)
 
 
 class BadRecord(ValueError):
@@ -107,7 +119,23 @@ UNFORESEEN = (TypeError, AttributeError, KeyError, IndexError, ValueError, Overf
 
 
 def unforeseen(exc):
-    return f"could not be read ({type(exc).__name__}: {str(exc)[:200]})"
+    return _("could not be read (%(error)s)") % {
+        "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+
+
+def should_be(what, expected, value):
+    """'field 'title' should be a string, got int': what a field should have been."""
+    return _("field %(field)s should be %(expected)s, got %(type)s") % {
+        "field": repr(what), "expected": expected, "type": type(value).__name__}
+
+
+def over_limit(what, size, limit=MAX_TEXT_CHARS):
+    return _("field %(field)s is %(size)s characters, over the %(limit)s limit") % {
+        "field": repr(what), "size": f"{size:,}", "limit": f"{limit:,}"}
+
+
+def missing_field(what):
+    return _("missing field %(field)s") % {"field": repr(what)}
 
 
 # --- dates -------------------------------------------------------------------
@@ -115,11 +143,20 @@ def unforeseen(exc):
 def _read_date(value, what, parse):
     """`parse(value)` for a date string, or a BadRecord naming the field."""
     if not isinstance(value, str):
-        raise BadRecord(f"{what} should be a date string, got {type(value).__name__}")
+        raise BadRecord(_not_a_date_string(what, value))
     try:
         return parse(value.strip())
     except ValueError:
-        raise BadRecord(f"bad date in {what}: {value[:40]!r}") from None
+        raise BadRecord(_bad_date(what, value)) from None
+
+
+def _not_a_date_string(what, value):
+    return _("%(field)s should be a date string, got %(type)s") % {
+        "field": what, "type": type(value).__name__}
+
+
+def _bad_date(what, value):
+    return _("bad date in %(field)s: %(value)s") % {"field": what, "value": repr(value[:40])}
 
 
 def rfc3339(value, what):
@@ -133,7 +170,8 @@ def _utc(parsed, value, what):
     try:
         return parsed.astimezone(UTC)
     except OverflowError:  # 0001-01-01T00:00+01:00 is before the first representable day
-        raise BadRecord(f"date out of range in {what}: {value[:40]!r}") from None
+        raise BadRecord(_("date out of range in %(field)s: %(value)s") % {
+            "field": what, "value": repr(value[:40])}) from None
 
 
 _MONTHS = {name: n for n, name in enumerate(
@@ -153,11 +191,11 @@ def rfc2822(value, what):
         except ValueError:
             pass  # the general parser below says what is wrong
     if not isinstance(value, str):
-        raise BadRecord(f"{what} should be a date string, got {type(value).__name__}")
+        raise BadRecord(_not_a_date_string(what, value))
     try:
         parsed = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError, OverflowError):
-        raise BadRecord(f"bad date in {what}: {value[:40]!r}") from None
+        raise BadRecord(_bad_date(what, value)) from None
     return _utc(parsed, value, what)
 
 
@@ -182,14 +220,14 @@ def text(value, what, *, required=False, limit=MAX_TEXT_CHARS):
     """A string field stored as received; None when absent and allowed."""
     if value is None:
         if required:
-            raise BadRecord(f"missing field {what!r}")
+            raise BadRecord(missing_field(what))
         return None
     if not isinstance(value, str):
-        raise BadRecord(f"field {what!r} should be a string, got {type(value).__name__}")
+        raise BadRecord(should_be(what, _("a string"), value))
     if required and not value.strip():
-        raise BadRecord(f"field {what!r} is empty")
+        raise BadRecord(_("field %(field)s is empty") % {"field": repr(what)})
     if len(value) > limit:
-        raise BadRecord(f"field {what!r} is {len(value):,} characters, over the {limit:,} limit")
+        raise BadRecord(over_limit(what, len(value), limit))
     return value
 
 
@@ -236,19 +274,18 @@ def check_record(item):
         item.source, item.key = _fits(item.source, "source", 32), _fits(item.key, "key", 200)
         return None
     if not isinstance(item, DocumentRecord):
-        raise BadRecord(f"not a record: {type(item).__name__}")
+        raise BadRecord(_("not a record: %(type)s") % {"type": type(item).__name__})
     if item.kind not in DOCUMENT_KINDS:
-        raise BadRecord(f"kind {item.kind!r} is not paper or thread")
+        raise BadRecord(_("kind %(kind)s is not paper or thread") % {"kind": repr(item.kind)})
     item.source, item.key = _fits(item.source, "source", 32), _fits(item.key, "key", 200)
     item.url = _fits(item.url, "url", 500) if item.url else ""
     if not isinstance(item.title, str) or not item.title.strip():
-        raise BadRecord("missing field 'title'")
+        raise BadRecord(missing_field("title"))
     if len(item.title) > MAX_TEXT_CHARS:
-        raise BadRecord(f"field 'title' is {len(item.title):,} characters, over the "
-                        f"{MAX_TEXT_CHARS:,} limit")
+        raise BadRecord(over_limit("title", len(item.title)))
     item.title = storable(item.title)
     if not isinstance(item.metadata, dict):
-        raise BadRecord("metadata should be an object")
+        raise BadRecord(_("metadata should be an object"))
     if _has_unstorable(item.metadata):
         item.metadata = _storable_json(item.metadata)
     for post in item.posts:
@@ -258,22 +295,24 @@ def check_record(item):
 
 def _fits(value, what, limit):
     if not isinstance(value, str) or not value or len(value) > limit:
-        raise BadRecord(f"{what} must be text of 1 to {limit} characters, got {str(value)[:60]!r}")
+        raise BadRecord(_("%(field)s must be text of 1 to %(limit)s characters, got %(value)s")
+                        % {"field": what, "limit": limit, "value": repr(str(value)[:60])})
     return storable(value)
 
 
 def _check_post(post):
     if post.kind not in POST_KINDS:
-        raise BadRecord(f"post kind {post.kind!r} is unknown")
+        raise BadRecord(_("post kind %(kind)s is unknown") % {"kind": repr(post.kind)})
     if post.created is None:
-        raise BadRecord(f"post {post.external_id} has no date")
+        raise BadRecord(_("post %(post)s has no date") % {"post": post.external_id})
     post.external_id = _fits(post.external_id, "post id", 64)
     post.author = _fits(post.author, "post author", 100)
     if len(post.author_role) > 32:
-        raise BadRecord(f"post {post.external_id} author_role is too long")
+        raise BadRecord(_("post %(post)s author_role is too long") % {"post": post.external_id})
     post.author_role, post.body = storable(post.author_role), storable(post.body)
     if not isinstance(post.details, dict):
-        raise BadRecord(f"post {post.external_id} details should be an object")
+        raise BadRecord(_("post %(post)s details should be an object")
+                        % {"post": post.external_id})
     if _has_unstorable(post.details):
         post.details = _storable_json(post.details)
 

@@ -9,9 +9,11 @@ becomes an ArxivApiError with arXiv's own message and is never retried.
 import io
 import time
 
+from django.utils.translation import gettext as _
+
 from ..sources.arxiv_atom import FeedInfo, read_feed
 from ..sources.xml import MalformedXml
-from .http import FetchError, PagedClient
+from .http import FetchError, PagedClient, broken_xml
 
 API_URL = "https://export.arxiv.org/api/query"
 MAX_PAGE = 2000  # the API's limit per call
@@ -43,7 +45,7 @@ class ArxivApiClient(PagedClient):
             params = {"search_query": search_query, "id_list": ",".join(id_list),
                       "start": start, "max_results": min(self.page_size, limit - start),
                       "sortBy": sort_by, "sortOrder": sort_order}
-            info, items = self.fetch_page(params, f"arXiv API start={start}")
+            info, items = self.fetch_page(params, _("arXiv API start=%(start)s") % {"start": start})
             yield from items
             if info.total is not None:
                 limit = min(limit, info.total)
@@ -57,11 +59,13 @@ class ArxivApiClient(PagedClient):
             items = list(read_feed(io.BytesIO(body), name, info))
         except MalformedXml as exc:
             if response.status_code == 400:
-                raise FetchError(f"{name}: HTTP 400 without an error feed") from None
-            return None, f"broken XML: {exc}"
+                raise FetchError(_("%(name)s: HTTP 400 without an error feed") % {
+                    "name": name}) from None
+            return None, broken_xml(exc)
         if info.api_error or response.status_code == 400:
-            raise ArxivApiError(f"arXiv refused the query: {info.api_error or 'HTTP 400'}")
+            raise ArxivApiError(_("arXiv refused the query: %(error)s") % {
+                "error": info.api_error or "HTTP 400"})
         if not info.entries and info.total and params["start"] < info.total:
             # arXiv sometimes serves an empty page in mid-results; a retry fixes it.
-            return None, "an empty page before the end of the results"
+            return None, _("an empty page before the end of the results")
         return (info, items), None

@@ -17,11 +17,12 @@ import os
 import time
 
 import httpx
+from django.utils.translation import gettext as _
 
 from ..models import CachedResponse
 from ..records import UNFORESEEN, BadRecord, RecordError, unforeseen
 from ..sources.github import thread_record
-from .http import FetchError, backoff, fetch, make_http, retry_after
+from .http import FetchError, backoff, fetch, gave_up, make_http, network_error, retry_after
 
 API_URL = "https://api.github.com"
 ACCEPT = "application/vnd.github+json"
@@ -115,7 +116,7 @@ class GitHubClient:
         bundle["timeline"] = list(self.pages(issue["timeline_url"], {"per_page": PER_PAGE}))
         pull_url = (issue.get("pull_request") or {}).get("url")
         if pull_url:
-            bundle["pull"], _ = self.get_json(pull_url)
+            bundle["pull"], _next = self.get_json(pull_url)
             bundle["reviews"] = list(self.pages(f"{pull_url}/reviews", {"per_page": PER_PAGE}))
             bundle["review_comments"] = list(self.pages(f"{pull_url}/comments",
                                                         {"per_page": PER_PAGE}))
@@ -130,7 +131,8 @@ class GitHubClient:
             if data is None:  # 204 No Content
                 return
             if not isinstance(data, list):
-                raise GitHubError(f"{url}: expected a list, got {type(data).__name__}")
+                raise GitHubError(_("%(url)s: expected a list, got %(type)s") % {
+                    "url": url, "type": type(data).__name__})
             yield from data
             url, params = next_url, None  # the next URL carries its own query
 
@@ -149,7 +151,7 @@ class GitHubClient:
                 return result
             if attempt < self.max_retries:
                 self.sleep(wait)
-        raise GitHubError(f"{full_url}: gave up after {self.max_retries + 1} tries ({problem})")
+        raise GitHubError(gave_up(full_url, self.max_retries + 1, problem))
 
     def _try(self, url, headers, cached, attempt):
         """((data, next_url), None, None), or (None, what went wrong, seconds to wait)."""
@@ -157,7 +159,7 @@ class GitHubClient:
         try:
             response, body = fetch(self.http, url, headers=headers)
         except httpx.TransportError as exc:
-            return None, f"network error: {exc}", backoff(self.backoff_base, attempt)
+            return None, network_error(exc), backoff(self.backoff_base, attempt)
         self._note_quota(response)
         status = response.status_code
         if status == 304 and cached:
@@ -168,7 +170,7 @@ class GitHubClient:
             wait = self._rate_limit_wait(response, body, attempt)
             if wait is None:
                 raise GitHubError(f"{url}: HTTP {status} {_message(body)}", status)
-            return None, f"rate limited (HTTP {status})", wait
+            return None, _("rate limited (HTTP %(status)s)") % {"status": status}, wait
         if status >= 500:
             return None, f"HTTP {status}", backoff(self.backoff_base, attempt)
         raise GitHubError(f"{url}: HTTP {status} {_message(body)}", status)
@@ -180,7 +182,8 @@ class GitHubClient:
             data = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             # A page cut short in transit: fetch it again.
-            return None, f"truncated or broken JSON: {exc}", backoff(self.backoff_base, attempt)
+            return None, _("truncated or broken JSON: %(error)s") % {"error": exc}, backoff(
+                self.backoff_base, attempt)
         next_url = response.links.get("next", {}).get("url")
         if self.cache is not None and response.headers.get("etag"):
             self.cache.put(url, response, json.dumps(data), next_url)

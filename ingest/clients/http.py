@@ -3,6 +3,7 @@
 from email.utils import parsedate_to_datetime
 
 import httpx
+from django.utils.translation import gettext as _
 
 USER_AGENT = "coding-workbench/0.1 (research ingest)"
 # A page bigger than this is not a page: refuse it rather than hold it.
@@ -60,9 +61,23 @@ def fetch(http, url, *, params=None, headers=None):
         for chunk in response.iter_bytes():
             size += len(chunk)
             if size > MAX_BODY_BYTES:
-                raise FetchError(f"{response.request.url}: response over {MAX_BODY_BYTES:,} bytes")
+                raise FetchError(_("%(url)s: response over %(limit)s bytes") % {
+                    "url": response.request.url, "limit": f"{MAX_BODY_BYTES:,}"})
             chunks.append(chunk)
     return response, b"".join(chunks)
+
+
+def gave_up(name, tries, problem):
+    return _("%(name)s: gave up after %(tries)s tries (%(problem)s)") % {
+        "name": name, "tries": tries, "problem": problem}
+
+
+def network_error(exc):
+    return _("network error: %(error)s") % {"error": exc}
+
+
+def broken_xml(exc):
+    return _("broken XML: %(error)s") % {"error": exc}
 
 
 class PagedClient:
@@ -94,7 +109,7 @@ class PagedClient:
                 return result
             if attempt < self.max_retries:
                 self.sleep(wait)
-        raise FetchError(f"{name}: gave up after {self.max_retries + 1} tries ({problem})")
+        raise FetchError(gave_up(name, self.max_retries + 1, problem))
 
     def _attempt(self, params, name, attempt):
         """(result, None, None), or (None, what went wrong, seconds to wait)."""
@@ -102,7 +117,7 @@ class PagedClient:
         try:
             response, body = fetch(self.http, self.url, params=params)
         except httpx.TransportError as exc:
-            return None, f"network error: {exc}", backoff(self.backoff_base, attempt)
+            return None, network_error(exc), backoff(self.backoff_base, attempt)
         if response.status_code in (429, 503):
             wait = retry_after(response, self.clock) or backoff(self.throttle_wait, attempt)
             return None, f"HTTP {response.status_code}", wait

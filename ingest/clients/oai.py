@@ -9,9 +9,11 @@ harvest must restart from its `from` date, which the error says.
 import io
 import time
 
-from ..sources.oai_pmh import OaiInfo, read_response
+from django.utils.translation import gettext as _
+
+from ..sources.oai_pmh import OaiInfo, oai_error, read_response
 from ..sources.xml import MalformedXml
-from .http import FetchError, PagedClient
+from .http import FetchError, PagedClient, broken_xml
 
 OAI_URL = "https://oaipmh.arxiv.org/oai"
 
@@ -19,9 +21,11 @@ OAI_URL = "https://oaipmh.arxiv.org/oai"
 class OaiError(FetchError):
     def __init__(self, code, message):
         self.code = code
-        advice = " (the token expired: restart the harvest from its 'from' date)" \
-            if code == "badResumptionToken" else ""
-        super().__init__(f"OAI-PMH error {code}: {message}{advice}")
+        said = oai_error(code, message)
+        if code == "badResumptionToken":
+            said = _("%(error)s (the token expired: restart the harvest from its 'from' date)") % {
+                "error": said}
+        super().__init__(said)
 
 
 class OaiClient(PagedClient):
@@ -39,7 +43,7 @@ class OaiClient(PagedClient):
         page = 0
         while params:
             page += 1
-            info, items = self.fetch_page(params, f"OAI-PMH page {page}")
+            info, items = self.fetch_page(params, _("OAI-PMH page %(page)s") % {"page": page})
             if info.error_code == "noRecordsMatch":
                 return
             if info.error_code:
@@ -55,5 +59,5 @@ class OaiClient(PagedClient):
         try:
             items = list(read_response(io.BytesIO(body), name, info))
         except MalformedXml as exc:
-            return None, f"broken XML: {exc}"
+            return None, broken_xml(exc)
         return (info, items), None

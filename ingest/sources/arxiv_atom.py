@@ -8,6 +8,8 @@ in `FeedInfo.api_error` and yielded as a RecordError.
 
 from dataclasses import dataclass
 
+from django.utils.translation import gettext as _
+
 from ..records import UNFORESEEN, BadRecord, RecordError, SourceError, rfc3339, unforeseen
 from .papers import author_entry, paper_record, split_abs_url, version_entry
 from .xml import child_text, read_xml_file, walk
@@ -35,10 +37,11 @@ def read_feed(stream, name, info=None):
     """Yield a record or RecordError per entry; raises MalformedXml if the XML breaks."""
     info = info if info is not None else FeedInfo()
     for elem in walk(stream, {ENTRY, TOTAL, START, PER_PAGE},
-                     root=(FEED, "an Atom feed (an arXiv API response)")):
+                     root=(FEED, _("an Atom feed (an arXiv API response)"))):
         if elem.tag == ENTRY:
             info.entries += 1
-            yield _entry(elem, f"{name} entry {info.entries}", info)
+            yield _entry(elem, _("%(file)s entry %(entry)s") % {"file": name,
+                                                                  "entry": info.entries}, info)
         else:
             setattr(info, _FEED_FIELDS[elem.tag], _count(elem.text))
 
@@ -63,7 +66,8 @@ def _entry(elem, location, info):
         entry_id = (child_text(elem, ATOM + "id") or "").strip()
         if entry_id.startswith(ERROR_IDS):
             info.api_error = " ".join((child_text(elem, ATOM + "summary") or entry_id).split())
-            return SourceError(location, f"arXiv API error: {info.api_error}")
+            return SourceError(location, _("arXiv API error: %(error)s") % {
+                "error": info.api_error})
         return _paper(elem, entry_id, location)
     except BadRecord as exc:
         return RecordError(location, str(exc))

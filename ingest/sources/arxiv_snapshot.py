@@ -4,7 +4,9 @@ Streamed line by line (the real file is several GB and millions of records); a
 missing key and a null are treated alike, as the file mixes both.
 """
 
-from ..records import BadRecord, day, rfc2822
+from django.utils.translation import gettext as _
+
+from ..records import BadRecord, day, missing_field, rfc2822, should_be
 from .lines import MAX_LINE_BYTES, open_binary, read_records
 from .papers import author_entry, check_arxiv_id, paper_record, split_raw_authors, version_entry
 
@@ -21,9 +23,10 @@ def read_file(path, max_line_bytes=MAX_LINE_BYTES):
 def snapshot_record(obj, location=""):
     """One snapshot line (already parsed) as a paper record; raises BadRecord."""
     if not isinstance(obj, dict):
-        raise BadRecord(f"a line should hold a JSON object, got {type(obj).__name__}")
+        raise BadRecord(_("a line should hold a JSON object, got %(type)s") % {
+            "type": type(obj).__name__})
     if "id" not in obj:
-        raise BadRecord("missing field 'id'")
+        raise BadRecord(missing_field("id"))
     key = check_arxiv_id(obj["id"])
     versions, dates = _versions(obj.get("versions"))
     update_date = obj.get("update_date")
@@ -42,11 +45,12 @@ def _versions(value):
     if value is None:
         return [], []
     if not isinstance(value, list):
-        raise BadRecord(f"field 'versions' should be a list, got {type(value).__name__}")
+        raise BadRecord(should_be("versions", _("a list"), value))
     versions, dates = [], []
     for n, item in enumerate(value):
         if not isinstance(item, dict) or not isinstance(item.get("version"), str):
-            raise BadRecord(f"versions[{n}] should be an object with a 'version' string")
+            raise BadRecord(_("%(field)s should be an object with a 'version' string") % {
+                "field": f"versions[{n}]"})
         dates.append(rfc2822(item.get("created"), f"versions[{n}].created"))
         versions.append(version_entry(item["version"], dates[-1]))
     return versions, dates
@@ -58,23 +62,28 @@ def _authors(obj):
     if parsed is None:
         raw = obj.get("authors")
         if raw is not None and not isinstance(raw, str):
-            raise BadRecord(f"field 'authors' should be a string, got {type(raw).__name__}")
+            raise BadRecord(should_be("authors", _("a string"), raw))
         return split_raw_authors(raw or "")
     if not isinstance(parsed, list):
-        raise BadRecord("field 'authors_parsed' should be a list of lists of strings")
+        raise BadRecord(_authors_parsed())
     authors = []
     for author in parsed:  # [keyname, forenames, suffix, affiliation, …]
         if not isinstance(author, list) or not all(isinstance(p, str) for p in author):
-            raise BadRecord("field 'authors_parsed' should be a list of lists of strings")
+            raise BadRecord(_authors_parsed())
         keyname, forenames, suffix = (author + ["", "", ""])[:3]
         authors.append(author_entry(keyname=keyname, forenames=forenames, suffix=suffix,
                                     affiliations=author[3:]))
     return authors
 
 
+def _authors_parsed():
+    return _("field %(field)s should be a list of lists of strings") % {
+        "field": "'authors_parsed'"}
+
+
 def _categories(value):
     if value is None:
         return []
     if not isinstance(value, str):
-        raise BadRecord(f"field 'categories' should be a string, got {type(value).__name__}")
+        raise BadRecord(should_be("categories", _("a string"), value))
     return value.split()

@@ -23,8 +23,11 @@ on an HTTP error) or a GraphQL `errors` answer is the source failing: a SourceEr
 import re
 from pathlib import Path
 
+from django.utils.translation import gettext as _
+
 from ..records import (UNFORESEEN, BadRecord, DocumentRecord, PostRecord, RecordError,
-                       SourceError, rfc3339, text, unforeseen)
+                       SourceError, located, missing_field, rfc3339, should_be, text,
+                       unforeseen)
 from .lines import (BROKEN_FILE, MAX_LINE_BYTES, broken_file_reason, iter_json_values, open_binary,
                     read_records)
 
@@ -47,7 +50,7 @@ def read_path(path, max_line_bytes=MAX_LINE_BYTES):
         return
     files = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(SUFFIXES))
     if not files:
-        yield RecordError(str(path), "no .json, .jsonl or .gz files in this directory")
+        yield RecordError(str(path), _("no .json, .jsonl or .gz files in this directory"))
         return
     parts, main = {}, []
     for file in files:
@@ -130,7 +133,8 @@ def _bundle_or_discussion(value, location=""):
     if isinstance(value, dict) and ("data" in value or "errors" in value):
         records = list(_graphql(value, location))
         if len(records) != 1:
-            raise BadRecord("a GraphQL answer of several discussions: save it as .json, not a line")
+            raise BadRecord(_("a GraphQL answer of several discussions: save it as .json, not "
+                              "a line"))
         if isinstance(records[0], RecordError):
             raise BadRecord(records[0].reason)
         return records[0]
@@ -142,9 +146,13 @@ def _is_error(value):
 
 
 def _source_error(value, location):
-    return SourceError(location, f"GitHub answered with an error instead of data: "
-                                 f"{str(value['message'])[:200]}"
-                                 + (f" (HTTP {value['status']})" if value.get("status") else ""))
+    message = str(value["message"])[:200]
+    if value.get("status"):
+        return SourceError(location, _("GitHub answered with an error instead of data: "
+                                       "%(message)s (HTTP %(status)s)") % {
+            "message": message, "status": value["status"]})
+    return SourceError(location, _("GitHub answered with an error instead of data: "
+                                   "%(message)s") % {"message": message})
 
 
 def _assemble(obj, number, parts, location, max_line_bytes):
@@ -170,12 +178,13 @@ def _part_values(file, name, max_line_bytes):
     with open_binary(file) as stream:
         for item in iter_json_values(stream, name, max_line_bytes):
             if isinstance(item, RecordError):
-                raise BadRecord(f"{item.location}: {item.reason}")
+                raise BadRecord(located(item.location, item.reason))
             location, value = item
             if _is_error(value):
-                raise BadRecord(f"{location}: {_source_error(value, location).reason}")
+                raise BadRecord(located(location, _source_error(value, location).reason))
             if not isinstance(value, dict):
-                raise BadRecord(f"{location}: should be a JSON object, got {type(value).__name__}")
+                raise BadRecord(located(location, _("should be a JSON object, got %(type)s") % {
+                    "type": type(value).__name__}))
             values.append(value)
     return values
 
@@ -185,14 +194,15 @@ def _orphan_parts(folder, number, parts, max_line_bytes):
     pulls = [(file, name) for endpoint, file, name in parts if endpoint == "pull"]
     if not pulls:
         names = ", ".join(name for _, _, name in parts)
-        yield RecordError(f"{folder}: {names}", f"parts of thread #{number}, but no issue or "
-                                                f"pull request #{number} in the folder")
+        yield RecordError(located(folder, names),
+                          _("parts of thread #%(number)s, but no issue or pull request "
+                            "#%(number)s in the folder") % {"number": number})
         return
     location = str(pulls[0][0])
     try:
         pull = _part_values(*pulls[0], max_line_bytes)
         if not pull:
-            raise BadRecord("the file holds no pull request")
+            raise BadRecord(_("the file holds no pull request"))
         yield thread_record(_assemble(pull[0], number, parts, location, max_line_bytes), location)
     except BadRecord as exc:
         yield RecordError(location, str(exc))
@@ -213,7 +223,7 @@ def thread_record(bundle, location=""):
     issue = bundle["issue"]
     number = issue.get("number")
     if not isinstance(number, int) or isinstance(number, bool):
-        raise BadRecord("issue has no integer 'number'")
+        raise BadRecord(_("issue has no integer %(field)s") % {"field": "'number'"})
     pull = _object(bundle.get("pull"), "pull")
     repo = _repository(bundle, issue, pull)
     location = location or f"{repo}#{number}"
@@ -230,18 +240,20 @@ def thread_record(bundle, location=""):
 
 def _as_bundle(obj):
     if not isinstance(obj, dict):
-        raise BadRecord(f"a thread should be a JSON object, got {type(obj).__name__}")
+        raise BadRecord(_("a thread should be a JSON object, got %(type)s") % {
+            "type": type(obj).__name__})
     if _is_error(obj):
         # `gh api` writes GitHub's error JSON to stdout, so exports can hold one.
-        raise BadRecord(f"a GitHub error was saved instead of a thread: {str(obj['message'])[:200]}")
+        raise BadRecord(_("a GitHub error was saved instead of a thread: %(message)s") % {
+            "message": str(obj["message"])[:200]})
     if "issue" not in obj and "number" in obj:
         return {"issue": _issue_from_pull(obj), "pull": obj} if "head" in obj else {"issue": obj}
     if not isinstance(obj.get("issue"), dict):
         if "issue_url" in obj or "pull_request_url" in obj:
-            raise BadRecord("a comment or review, not a thread: name its file for its thread "
-                            "and endpoint (comments_41.json, reviews_42.json) in a folder with "
-                            "the issues")
-        raise BadRecord("missing field 'issue'")
+            raise BadRecord(_("a comment or review, not a thread: name its file for its "
+                              "thread and endpoint (comments_41.json, reviews_42.json) in a "
+                              "folder with the issues"))
+        raise BadRecord(missing_field("issue"))
     return obj
 
 
@@ -261,27 +273,32 @@ def _repository(bundle, issue, pull=None):
             found = _REPO_IN_URL.match(issue["html_url"])
             repo = found.group(1) if found else None
     if not isinstance(repo, str) or repo.count("/") != 1 or len(repo) > 140:
-        raise BadRecord("cannot tell the repository (no 'repository' or 'repository_url')")
+        raise BadRecord(no_repository("'repository'", "'repository_url'"))
     return repo
+
+
+def no_repository(first, second):
+    return _("cannot tell the repository (no %(first)s or %(second)s)") % {
+        "first": first, "second": second}
 
 
 def _optional_text(value, what, limit=200):
     """A short string field kept in the metadata as received (state, dates), or None."""
     if value is not None and not isinstance(value, str):
-        raise BadRecord(f"field {what!r} should be a string, got {type(value).__name__}")
+        raise BadRecord(should_be(what, _("a string"), value))
     return text(value, what, limit=limit)
 
 
 def _object(value, what):
     if value is not None and not isinstance(value, dict):
-        raise BadRecord(f"field {what!r} should be an object, got {type(value).__name__}")
+        raise BadRecord(should_be(what, _("an object"), value))
     return value
 
 
 def _list(bundle, what):
     value = bundle.get(what) or []
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        raise BadRecord(f"field {what!r} should be a list of objects")
+        raise BadRecord(_("field %(field)s should be a list of objects") % {"field": repr(what)})
     return value
 
 
@@ -292,7 +309,8 @@ def author(user):
         return DELETED_ACCOUNT, True
     login = user.get("login") if isinstance(user, dict) else None
     if login is not None and not isinstance(login, str):
-        raise BadRecord(f"a user's 'login' should be a string, got {type(login).__name__}")
+        raise BadRecord(_("a user's %(field)s should be a string, got %(type)s") % {
+            "field": "'login'", "type": type(login).__name__})
     if not login or (login == "ghost" and user.get("id") in (GHOST_ID, None)):
         return DELETED_ACCOUNT, True
     return login, False
@@ -305,7 +323,7 @@ def _metadata(repo, number, issue, pull, bundle):
         (pull or {}).get("merged_at") or (pull_request or {}).get("merged_at"), "merged_at")
     labels = issue.get("labels") or []
     if not isinstance(labels, list):
-        raise BadRecord("field 'labels' should be a list")
+        raise BadRecord(_("field %(field)s should be a list") % {"field": "'labels'"})
     for field in ("state", "state_reason", "closed_at"):
         _optional_text(issue.get(field), field)
     name, deleted = author(issue.get("user"))
@@ -358,7 +376,7 @@ def _posts(issue, bundle):
 
 def _post(kind, item, created, what):
     if item.get("id") is None:
-        raise BadRecord(f"an item of {what!r} has no id")
+        raise BadRecord(_("an item of %(field)s has no id") % {"field": repr(what)})
     name, deleted = author(item.get("user"))
     details = {"author_deleted": True} if deleted else {}
     if kind != "opening":
@@ -405,7 +423,8 @@ def _review_comment(item, what):
     for field in REVIEW_COMMENT_NUMBERS:
         value = item.get(field)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-            raise BadRecord(f"field '{where} {field}' should be a whole number")
+            raise BadRecord(_("field %(field)s should be a whole number") % {
+                "field": repr(f"{where} {field}")})
         if value is not None:
             details[field] = value
     details["outdated"] = item.get("line") is None and item.get("subject_type") != "file"
@@ -428,7 +447,8 @@ def _events(timeline):
 def _event(n, item):
     name = item.get("event")
     if not isinstance(name, str):
-        raise BadRecord(f"timeline[{n}] has no 'event'")
+        raise BadRecord(_("%(field)s has no %(key)s") % {"field": f"timeline[{n}]",
+                                                        "key": "'event'"})
     committer = item.get("committer")
     created = item.get("created_at") or item.get("submitted_at") or (
         committer.get("date") if isinstance(committer, dict) else None)
@@ -474,8 +494,8 @@ def _graphql(value, location):
         errors = value.get("errors")
         first = errors[0] if isinstance(errors, list) and errors else {}
         message = first.get("message") if isinstance(first, dict) else None
-        yield SourceError(location, f"GitHub GraphQL answered with an error: "
-                                    f"{str(message or errors)[:200]}")
+        yield SourceError(location, _("GitHub GraphQL answered with an error: %(message)s")
+                          % {"message": str(message or errors)[:200]})
         return
     repository = _object(data.get("repository"), "data.repository") or {}
     repo_name = repository.get("nameWithOwner")
@@ -485,10 +505,12 @@ def _graphql(value, location):
         connection = _object(repository.get("discussions"), "data.repository.discussions") or {}
         nodes = connection.get("nodes")
         if not isinstance(nodes, list):
-            raise BadRecord("a GraphQL answer without data.repository.discussions.nodes "
-                            "or data.repository.discussion")
+            raise BadRecord(_("a GraphQL answer without %(nodes)s or %(one)s") % {
+                "nodes": "data.repository.discussions.nodes",
+                "one": "data.repository.discussion"})
     for n, node in enumerate(nodes, 1):
-        where = f"{location} discussion {n}" if len(nodes) > 1 else location
+        where = (_("%(location)s discussion %(number)s") % {"location": location, "number": n}
+                 if len(nodes) > 1 else location)
         try:
             yield discussion_record(node, repo_name, where)
         except BadRecord as exc:
@@ -500,16 +522,17 @@ def _graphql(value, location):
 def discussion_record(node, repo=None, location=""):
     """One GraphQL Discussion node (with comments and their replies) as a thread record."""
     if not isinstance(node, dict):
-        raise BadRecord(f"a discussion should be a JSON object, got {type(node).__name__}")
+        raise BadRecord(_("a discussion should be a JSON object, got %(type)s") % {
+            "type": type(node).__name__})
     number = node.get("number")
     if not isinstance(number, int) or isinstance(number, bool):
-        raise BadRecord("discussion has no integer 'number'")
+        raise BadRecord(_("discussion has no integer %(field)s") % {"field": "'number'"})
     url = text(node.get("url"), "url", limit=500) or ""
     if repo is None:
         found = _REPO_IN_URL.match(url)
         repo = found.group(1) if found else None
     if not isinstance(repo, str) or repo.count("/") != 1:
-        raise BadRecord("cannot tell the repository (no 'url' or 'nameWithOwner')")
+        raise BadRecord(no_repository("'url'", "'nameWithOwner'"))
     category = _object(node.get("category"), "category") or {}
     name, deleted = author(node.get("author"))
     comments = _nodes(node.get("comments"), "comments")
@@ -548,13 +571,14 @@ def _nodes(connection, what):
         return []
     nodes = connection.get("nodes") if isinstance(connection, dict) else None
     if not isinstance(nodes, list) or not all(isinstance(n, dict) for n in nodes):
-        raise BadRecord(f"field {what!r} should be a connection with a list of 'nodes'")
+        raise BadRecord(_("field %(field)s should be a connection with a list of 'nodes'")
+                        % {"field": repr(what)})
     return nodes
 
 
 def _discussion_post(kind, node, what, reply_to=None):
     if node.get("id") is None:
-        raise BadRecord(f"a {what} has no id")
+        raise BadRecord(_("a %(what)s has no id") % {"what": what})
     name, deleted = author(node.get("author"))
     details = {"author_deleted": True} if deleted else {}
     if reply_to:

@@ -13,6 +13,8 @@ import math
 import re
 import zlib
 
+from django.utils.translation import gettext as _
+
 from ..records import UNFORESEEN, BadRecord, RecordError, unforeseen
 
 # A snapshot line is a few KB; a saved GitHub thread with a 3,000-item timeline
@@ -41,11 +43,31 @@ def wide_encoding(start):
 
 
 def not_utf8_reason(encoding):
-    return f"the file is {encoding} (it starts with a {encoding} byte-order mark): save it as UTF-8"
+    return _("the file is %(encoding)s (it starts with a %(encoding)s byte-order mark): save it "
+             "as UTF-8") % {"encoding": encoding}
 
 
 def broken_file_reason(exc):
-    return f"the file cannot be read to the end ({type(exc).__name__}: {exc})"
+    return _("the file cannot be read to the end (%(error)s)") % {
+        "error": f"{type(exc).__name__}: {exc}"}
+
+
+def line_of(name, number):
+    """Where a line is: 'papers.jsonl line 17', in the reader's words."""
+    return line_format() % {"file": name, "line": number}
+
+
+def line_format():
+    # Looked up once per file by the readers: a snapshot has millions of lines.
+    return _("%(file)s line %(line)s")
+
+
+def too_long_reason(max_bytes):
+    return _("line longer than %(limit)s bytes") % {"limit": f"{max_bytes:,}"}
+
+
+def empty_reason():
+    return _("the file is empty")
 
 
 def read_lines(stream, name, max_bytes=MAX_LINE_BYTES):
@@ -55,6 +77,7 @@ def read_lines(stream, name, max_bytes=MAX_LINE_BYTES):
     encoding, or a compressed file that breaks (after the lines read before it).
     """
     number, seen = 0, False
+    where = line_format()
     while True:
         try:
             line = stream.readline(max_bytes + 1)
@@ -62,21 +85,23 @@ def read_lines(stream, name, max_bytes=MAX_LINE_BYTES):
                 break
             number += 1
             if number == 1 and (encoding := wide_encoding(line)):
-                yield RecordError(f"{name} line 1", not_utf8_reason(encoding))
+                yield RecordError(where % {"file": name, "line": 1}, not_utf8_reason(encoding))
                 return
             if len(line) > max_bytes and not line.endswith(b"\n"):
                 skip_rest_of_line(stream)
                 seen = True
-                yield RecordError(f"{name} line {number}", f"line longer than {max_bytes:,} bytes")
+                yield RecordError(where % {"file": name, "line": number},
+                                  too_long_reason(max_bytes))
             elif line.strip():
                 seen = True
-                yield f"{name} line {number}", line
+                yield where % {"file": name, "line": number}, line
         except BROKEN_FILE as exc:
-            yield RecordError(f"{name} line {number + 1}", broken_file_reason(exc))
+            yield RecordError(where % {"file": name, "line": number + 1}, broken_file_reason(exc))
             return
     if not seen:
-        yield RecordError(name, "the file is empty" if not number else
-                          f"the file has no records: its {number:,} lines are blank")
+        yield RecordError(name, empty_reason() if not number else
+                          _("the file has no records: its %(count)s lines are blank")
+                          % {"count": f"{number:,}"})
 
 
 def skip_rest_of_line(stream):
@@ -85,26 +110,33 @@ def skip_rest_of_line(stream):
             return
 
 
-def decode_utf8(raw, what="the line"):
+def decode_utf8(raw, what=None):
     try:
         # A byte-order mark is allowed before the first record, and means nothing.
         return raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise BadRecord(
-            f"not UTF-8: byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of {what}"
+            _("not UTF-8: byte 0x%(byte)s at byte %(offset)s of %(what)s") % {
+                "byte": f"{raw[exc.start]:02x}", "offset": exc.start + 1,
+                "what": what or _("the line")}
         ) from None
 
 
-def parse_json(raw, what="the line"):
+def parse_json(raw, what=None):
     """One JSON value from bytes; duplicate object keys, NaN, numbers too large for any
     field and bad UTF-8 are refused."""
     try:
         return json.loads(decode_utf8(raw, what), object_pairs_hook=_no_duplicate_keys,
                           parse_constant=_no_constants, parse_int=_int, parse_float=_float)
     except json.JSONDecodeError as exc:
-        raise BadRecord(f"malformed JSON: {json_error(exc)} at column {exc.colno}") from None
+        raise BadRecord(_("malformed JSON: %(error)s at column %(column)s") % {
+            "error": json_error(exc), "column": exc.colno}) from None
     except RecursionError:
-        raise BadRecord("malformed JSON: nested too deeply") from None
+        raise BadRecord(too_deep_reason()) from None
+
+
+def too_deep_reason():
+    return _("malformed JSON: nested too deeply")
 
 
 def json_error(exc):
@@ -120,24 +152,26 @@ def _no_duplicate_keys(pairs):
     if len(obj) != len(pairs):
         seen = set()
         duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))
-        raise BadRecord(f"duplicate key {duplicate[:60]!r} in one JSON object")
+        raise BadRecord(_("duplicate key %(key)s in one JSON object") % {
+            "key": repr(duplicate[:60])})
     return obj
 
 
 def _no_constants(name):
-    raise BadRecord(f"{name} is not a JSON value")
+    raise BadRecord(_("%(name)s is not a JSON value") % {"name": name})
 
 
 def _int(digits):
     if len(digits) > MAX_NUMBER_DIGITS:
-        raise BadRecord(f"a number of {len(digits):,} digits (more than {MAX_NUMBER_DIGITS})")
+        raise BadRecord(_("a number of %(digits)s digits (more than %(limit)s)") % {
+            "digits": f"{len(digits):,}", "limit": MAX_NUMBER_DIGITS})
     return int(digits)
 
 
 def _float(digits):
     value = float(digits)
     if not math.isfinite(value):  # 1e400: a JSON number no database stores
-        raise BadRecord(f"the number {digits[:40]} is too large")
+        raise BadRecord(_("the number %(number)s is too large") % {"number": digits[:40]})
     return value
 
 
@@ -206,10 +240,13 @@ class _JsonStream:
     def _not_utf8(self, index):
         byte = self.buf_byte + len(self.buf[:index].encode("utf-8", "surrogateescape"))
         value = ord(self.buf[index]) - 0xDC00
-        return f"not UTF-8: byte 0x{value:02x} at byte {byte + 1:,} of the file"
+        return _("not UTF-8: byte 0x%(byte)s at byte %(offset)s of %(what)s") % {
+            "byte": f"{value:02x}", "offset": f"{byte + 1:,}", "what": _("the file")}
 
     def _where(self):
-        return f"{self.name} item {self.count}" if self.count else self.name
+        if not self.count:
+            return self.name
+        return _("%(file)s item %(item)s") % {"file": self.name, "item": self.count}
 
     def values(self):
         try:
@@ -222,13 +259,13 @@ class _JsonStream:
     def _values(self):
         depth = 0  # arrays open around the next value: 1 in a list, 2 in --slurp's pages
         if self._peek() == "":
-            raise BadRecord("the file is empty")
+            raise BadRecord(empty_reason())
         while True:
             char = self._peek()
             if char == "":
                 if depth:
-                    raise BadRecord(f"the file ends inside a JSON array, after {self.count:,} "
-                                    "items: it is cut short")
+                    raise BadRecord(_("the file ends inside a JSON array, after %(count)s "
+                                      "items: it is cut short") % {"count": f"{self.count:,}"})
                 return
             if _ESCAPED.match(char):
                 self.count += 1
@@ -247,7 +284,7 @@ class _JsonStream:
             if depth and self._peek() == ",":
                 self.pos += 1
                 if self._peek() == "]":
-                    raise BadRecord("malformed JSON: a comma before ']'")
+                    raise BadRecord(_("malformed JSON: a comma before ']'"))
 
     def _value(self):
         """Decode the value at pos: (location, value), or a RecordError when it is refused."""
@@ -258,7 +295,7 @@ class _JsonStream:
                 value, end = _STRICT.raw_decode(self.buf, start)
             except BadRecord as exc:  # well-formed, but refused: skip it whole and go on
                 try:
-                    _, end = _PLAIN.raw_decode(self.buf, start)
+                    _value, end = _PLAIN.raw_decode(self.buf, start)
                 except json.JSONDecodeError:
                     if self._grow():
                         continue
@@ -269,11 +306,12 @@ class _JsonStream:
                     continue
                 if bad := _ESCAPED.search(self.buf, start, max(exc.pos, start) + 1):
                     raise BadRecord(self._not_utf8(bad.start())) from None
-                raise BadRecord(f"malformed JSON: {json_error(exc)} at byte "
-                                f"{self.buf_byte + len(self.buf[:exc.pos].encode('utf-8', 'surrogateescape')) + 1:,}"
-                                " of the file") from None
+                offset = self.buf_byte + len(self.buf[:exc.pos].encode("utf-8",
+                                                                       "surrogateescape")) + 1
+                raise BadRecord(_("malformed JSON: %(error)s at byte %(offset)s of the file")
+                                % {"error": json_error(exc), "offset": f"{offset:,}"}) from None
             except RecursionError:
-                raise BadRecord("malformed JSON: nested too deeply") from None
+                raise BadRecord(too_deep_reason()) from None
             if end == len(self.buf) and not isinstance(value, (dict, list)) and self._grow():
                 continue  # a number or word the buffer's end may have cut ("12" of "125")
             if bad := _ESCAPED.search(self.buf, start, end):
@@ -293,7 +331,8 @@ class _JsonStream:
         if self.eof:
             return False
         if len(self.buf) - self.pos > self.max_bytes:
-            raise BadRecord(f"an item longer than {self.max_bytes:,} bytes")
+            raise BadRecord(_("an item longer than %(limit)s bytes") % {
+                "limit": f"{self.max_bytes:,}"})
         return self._more(max(self.chunk, len(self.buf) - self.pos))
 
 

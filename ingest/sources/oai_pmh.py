@@ -8,6 +8,8 @@ passed back as received.
 
 from dataclasses import dataclass
 
+from django.utils.translation import gettext as _
+
 from ..records import (UNFORESEEN, BadRecord, Deletion, RecordError, SourceError, day, rfc2822,
                        unforeseen)
 from .papers import (SOURCE, author_entry, check_arxiv_id, paper_record, split_raw_authors,
@@ -33,10 +35,11 @@ class OaiInfo:
 def read_response(stream, name, info=None):
     """Yield a record, Deletion or RecordError per `<record>`; raises MalformedXml."""
     info = info if info is not None else OaiInfo()
-    for elem in walk(stream, {RECORD, TOKEN, ERROR}, root=(ROOT, "an OAI-PMH response")):
+    for elem in walk(stream, {RECORD, TOKEN, ERROR}, root=(ROOT, _("an OAI-PMH response"))):
         if elem.tag == RECORD:
             info.records += 1
-            yield _record(elem, f"{name} record {info.records}")
+            yield _record(elem, _("%(file)s record %(record)s") % {"file": name,
+                                                                    "record": info.records})
         elif elem.tag == TOKEN:
             info.resumption_token = (elem.text or "").strip() or None
         else:
@@ -49,14 +52,18 @@ def read_file(path):
     info = OaiInfo()
     yield from read_xml_file(path, lambda stream, name: read_response(stream, name, info))
     if info.error_code and info.error_code != "noRecordsMatch":
-        yield SourceError(str(path), f"OAI-PMH error {info.error_code}: {info.error_message}")
+        yield SourceError(str(path), oai_error(info.error_code, info.error_message))
+
+
+def oai_error(code, message):
+    return _("OAI-PMH error %(code)s: %(message)s") % {"code": code, "message": message}
 
 
 def _record(elem, location):
     header = elem.find(OAI + "header")
     try:
         if header is None:
-            raise BadRecord("record without a header")
+            raise BadRecord(_("record without a header"))
         identifier = (child_text(header, OAI + "identifier") or "").strip()
         location = f"{location} ({identifier[:100]})" if identifier else location
         if header.get("status") == "deleted":
@@ -71,19 +78,21 @@ def _record(elem, location):
 
 def _key(identifier):
     if not identifier.startswith(ID_PREFIX):
-        raise BadRecord(f"identifier {identifier[:80]!r} is not an arXiv OAI identifier")
+        raise BadRecord(_("identifier %(value)s is not an arXiv OAI identifier") % {
+            "value": repr(identifier[:80])})
     return check_arxiv_id(identifier[len(ID_PREFIX):], "identifier")
 
 
 def _metadata(metadata, identifier, location):
     body = metadata[0] if metadata is not None and len(metadata) else None
     if body is None:
-        raise BadRecord("record without metadata")
+        raise BadRecord(_("record without metadata"))
     if body.tag == RAW + "arXivRaw":
         return _raw(body, location)
     if body.tag == AX + "arXiv":
         return _arxiv(body, location)
-    raise BadRecord(f"metadata format {body.tag!r} is not arXiv or arXivRaw")
+    raise BadRecord(_("metadata format %(format)s is not arXiv or arXivRaw") % {
+        "format": repr(body.tag)})
 
 
 def _common(body, ns):
@@ -104,7 +113,7 @@ def _raw(body, location):
         dates.append(rfc2822(child_text(version, RAW + "date"), f"version {label} date"))
         versions.append(version_entry(label, dates[-1]))
     if not versions:
-        raise BadRecord("arXivRaw record without a version")
+        raise BadRecord(_("arXivRaw record without a version"))
     return paper_record(
         key=key, authors=split_raw_authors(child_text(body, RAW + "authors") or ""),
         versions=versions,

@@ -7,6 +7,8 @@ snapshot, and re-importing it from another format changes only what differs.
 
 import re
 
+from django.utils.translation import gettext as _
+
 from ..records import MAX_TEXT_CHARS, BadRecord, DocumentRecord, one_line, text
 
 SOURCE = "arxiv"
@@ -19,7 +21,8 @@ ABS_URL = re.compile(r"abs/(.+?)(v(\d+))?$")
 def check_arxiv_id(value, what="id"):
     key = text(value, what, required=True).strip()
     if not ARXIV_ID.match(key):
-        raise BadRecord(f"{what} {key[:60]!r} is not an arXiv identifier")
+        raise BadRecord(_("%(field)s %(value)s is not an arXiv identifier") % {
+            "field": what, "value": repr(key[:60])})
     return key
 
 
@@ -27,7 +30,8 @@ def split_abs_url(url):
     """'http://arxiv.org/abs/2507.99917v2' -> ('2507.99917', 2); version None when absent."""
     match = ABS_URL.search(url.strip())
     if not match:
-        raise BadRecord(f"entry id {url[:80]!r} is not an arXiv abstract URL")
+        raise BadRecord(_("entry id %(value)s is not an arXiv abstract URL") % {
+            "value": repr(url[:80])})
     version = int(match.group(3)) if match.group(3) else None
     return check_arxiv_id(match.group(1), "entry id"), version
 
@@ -78,8 +82,10 @@ def _bounded(values, what):
     does not."""
     size = sum(len(v) for v in values)
     if size > MAX_TEXT_CHARS:
-        raise BadRecord(f"field {what!r} is {size:,} characters in {len(values):,} entries, "
-                        f"over the {MAX_TEXT_CHARS:,} limit")
+        raise BadRecord(_("field %(field)s is %(size)s characters in %(count)s entries, over "
+                          "the %(limit)s limit") % {
+            "field": repr(what), "size": f"{size:,}", "count": f"{len(values):,}",
+            "limit": f"{MAX_TEXT_CHARS:,}"})
     return values
 
 

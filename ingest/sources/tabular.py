@@ -15,10 +15,13 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext as _
+
 from ..records import (MAX_TEXT_CHARS, UNFORESEEN, BadRecord, DocumentRecord, RecordError, any_date,
-                       one_line, text, unforeseen)
-from .lines import (BROKEN_FILE, MAX_LINE_BYTES, broken_file_reason, not_utf8_reason, open_binary,
-                    read_records, skip_rest_of_line, wide_encoding)
+                       located, one_line, text, unforeseen)
+from .lines import (BROKEN_FILE, MAX_LINE_BYTES, broken_file_reason, empty_reason, line_format,
+                    not_utf8_reason, open_binary, read_records, skip_rest_of_line,
+                    too_long_reason, wide_encoding)
 
 # csv's own default (131,072) would refuse fields the JSON path accepts.
 csv.field_size_limit(max(csv.field_size_limit(), MAX_TEXT_CHARS + 1))
@@ -42,24 +45,29 @@ class Mapping:
     def from_dict(cls, spec):
         """Check a mapping from job params or the command line; ValueError says what is wrong."""
         if not isinstance(spec, dict) or not spec.get("key") or not spec.get("title"):
-            raise ValueError("a mapping needs at least the 'key' and 'title' columns")
+            raise ValueError(_("a mapping needs at least the 'key' and 'title' columns"))
         unknown = set(spec) - set(cls.__dataclass_fields__)
         if unknown:
-            raise ValueError(f"unknown mapping entries: {', '.join(sorted(unknown))}")
+            raise ValueError(_("unknown mapping entries: %(names)s") % {
+                "names": ", ".join(sorted(unknown))})
         for name in ("key", "title", "url", "published", "updated"):
             if spec.get(name) is not None and not _column_name(spec[name]):
-                raise ValueError(f"mapping {name!r} must be a column name, got {spec[name]!r:.60}")
+                raise ValueError(_("mapping %(name)s must be a column name, got %(value)s") % {
+                    "name": repr(name), "value": f"{spec[name]!r:.60}"})
         for name in ("metadata", "split"):
             value = spec.get(name, {})
             if not isinstance(value, dict) or not all(
                     isinstance(k, str) and _column_name(v) for k, v in value.items()):
-                raise ValueError(f"mapping {name!r} must be an object of names to "
-                                 f"{'columns' if name == 'metadata' else 'separators'}")
+                raise ValueError((_("mapping %(name)s must be an object of names to columns")
+                                  if name == "metadata" else
+                                  _("mapping %(name)s must be an object of names to separators"))
+                                 % {"name": repr(name)})
         mapping = cls(**spec)
         if mapping.kind not in KINDS:
-            raise ValueError(f"mapping kind must be one of {KINDS}, not {mapping.kind!r}")
+            raise ValueError(_("mapping kind must be one of %(kinds)s, not %(kind)s") % {
+                "kinds": KINDS, "kind": repr(mapping.kind)})
         if not isinstance(mapping.source, str) or not 0 < len(mapping.source) <= 32:
-            raise ValueError("mapping source must be a name of 1 to 32 characters")
+            raise ValueError(_("mapping source must be a name of 1 to 32 characters"))
         return mapping
 
     def columns(self):
@@ -81,13 +89,15 @@ def check_csv_options(encoding, delimiter):
     except UnicodeDecodeError:
         ascii_lines = False
     if not name:
-        raise UnknownEncoding(f"unknown encoding {encoding!r:.40}")
+        raise UnknownEncoding(_("unknown encoding %(encoding)s") % {
+            "encoding": f"{encoding!r:.40}"})
     if not ascii_lines:
-        raise UnknownEncoding(f"the encoding {encoding!r:.40} cannot be read line by line (as "
-                              "UTF-16 and UTF-32 cannot): save the file as UTF-8")
+        raise UnknownEncoding(_("the encoding %(encoding)s cannot be read line by line (as "
+                                "UTF-16 and UTF-32 cannot): save the file as UTF-8") % {
+            "encoding": f"{encoding!r:.40}"})
     if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
-        raise ValueError(f"the delimiter must be one character other than a quote or a line "
-                         f"break, got {delimiter!r:.20}")
+        raise ValueError(_("the delimiter must be one character other than a quote or a line "
+                           "break, got %(delimiter)s") % {"delimiter": f"{delimiter!r:.20}"})
 
 
 class UnknownEncoding(ValueError, LookupError):
@@ -111,10 +121,11 @@ def read_csv(stream, name, mapping, *, encoding="utf-8", delimiter=",",
     """
     lines = _BoundedLines(stream, encoding, max_line_bytes)
     reader = csv.reader(lines, delimiter=delimiter, strict=True)
+    where = line_format()
     try:
         header = _header(reader, lines, name, mapping, encoding)
     except BadRecord as exc:
-        yield RecordError(f"{name} line 1" if lines.number else name, str(exc))
+        yield RecordError(where % {"file": name, "line": 1} if lines.number else name, str(exc))
         return
     rows = 0
     while True:
@@ -125,13 +136,14 @@ def read_csv(stream, name, mapping, *, encoding="utf-8", delimiter=",",
             break
         except csv.Error as exc:
             rows += 1
-            yield RecordError(f"{name} line {first_line}", _csv_error(exc))
+            yield RecordError(where % {"file": name, "line": first_line}, _csv_error(exc))
             continue
         except BROKEN_FILE as exc:
-            yield RecordError(f"{name} line {lines.number + 1}", broken_file_reason(exc))
+            yield RecordError(where % {"file": name, "line": lines.number + 1},
+                              broken_file_reason(exc))
             return
         yield from _too_long(lines, name, max_line_bytes)
-        location = f"{name} line {first_line}"
+        location = where % {"file": name, "line": first_line}
         if not any(cell.strip() for cell in row):
             continue
         rows += 1
@@ -143,53 +155,56 @@ def read_csv(stream, name, mapping, *, encoding="utf-8", delimiter=",",
             yield RecordError(location, unforeseen(exc))
     yield from _too_long(lines, name, max_line_bytes)
     if not rows and not lines.too_long_seen:
-        yield RecordError(name, "the file has a header but no rows")
+        yield RecordError(name, _("the file has a header but no rows"))
 
 
 def _header(reader, lines, name, mapping, encoding):
     try:
         header = next(reader, None)
     except csv.Error as exc:
-        raise BadRecord(f"the header is not CSV: {_csv_error(exc)}") from None
+        raise BadRecord(_("the header is not CSV: %(error)s") % {"error": _csv_error(exc)}) from None
     except BROKEN_FILE as exc:
         raise BadRecord(broken_file_reason(exc)) from None
     if lines.wide:
         raise BadRecord(not_utf8_reason(lines.wide))
     if lines.too_long:
-        raise BadRecord(f"the header is longer than {lines.max_bytes:,} bytes")
+        raise BadRecord(_("the header is longer than %(limit)s bytes") % {
+            "limit": f"{lines.max_bytes:,}"})
     if header is None or not any(cell.strip() for cell in header):
-        raise BadRecord("the file is empty" if header is None else "the header line is blank")
+        raise BadRecord(empty_reason() if header is None else _("the header line is blank"))
     if any("\x00" in cell for cell in header):
-        raise BadRecord("the header holds NUL bytes: this is not a text file")
+        raise BadRecord(_("the header holds NUL bytes: this is not a text file"))
     try:
         _csv_values(header, header, encoding)
     except BadRecord as exc:
-        raise BadRecord(f"the header has {exc}") from None
+        raise BadRecord(_("the header has %(error)s") % {"error": exc}) from None
     missing = [c for c in mapping.columns() if c not in header]
     if missing:
-        raise ValueError(f"{name}: columns {', '.join(missing)} are not in the header")
+        raise ValueError(located(name, _("columns %(columns)s are not in the header") % {
+            "columns": ", ".join(missing)}))
     counts = Counter(header)
     twice = [c for c in mapping.columns() if counts[c] > 1]
     if twice:
-        raise BadRecord(f"column {twice[0]!r} appears {counts[twice[0]]} times in the header: "
-                        "which one to read is ambiguous")
+        raise BadRecord(_("column %(column)s appears %(count)s times in the header: which one "
+                          "to read is ambiguous") % {"column": repr(twice[0]),
+                                                     "count": counts[twice[0]]})
     return header
 
 
 def _too_long(lines, name, max_line_bytes):
     while lines.too_long:
-        yield RecordError(f"{name} line {lines.too_long.pop(0)}",
-                          f"line longer than {max_line_bytes:,} bytes")
+        yield RecordError(line_format() % {"file": name, "line": lines.too_long.pop(0)},
+                          too_long_reason(max_line_bytes))
 
 
 def _csv_error(exc):
     message = str(exc)
     if message.startswith("field larger than field limit"):
-        return f"a cell is longer than {MAX_TEXT_CHARS:,} characters"
+        return _("a cell is longer than %(limit)s characters") % {"limit": f"{MAX_TEXT_CHARS:,}"}
     if message.startswith("new-line character seen in unquoted field"):
-        return ("a line break (a lone carriage return) inside an unquoted cell: save the file "
-                "with LF or CRLF line endings")
-    return f"malformed CSV: {message}"
+        return _("a line break (a lone carriage return) inside an unquoted cell: save the file "
+                 "with LF or CRLF line endings")
+    return _("malformed CSV: %(error)s") % {"error": message}
 
 
 class _BoundedLines:
@@ -230,12 +245,14 @@ class _BoundedLines:
 
 def _csv_values(row, header, encoding):
     if len(row) != len(header):
-        raise BadRecord(f"{len(row)} cells where the header has {len(header)}")
+        raise BadRecord(_("%(cells)s cells where the header has %(columns)s") % {
+            "cells": len(row), "columns": len(header)})
     for cell in row:
         try:
             cell.encode("utf-8")
         except UnicodeEncodeError:
-            raise BadRecord(f"bytes that are not valid {encoding}") from None
+            raise BadRecord(_("bytes that are not valid %(encoding)s") % {
+                "encoding": encoding}) from None
     # An empty cell means "no value", as a missing key does in JSON.
     return {column: (cell if cell != "" else None) for column, cell in zip(header, row)}
 
@@ -243,7 +260,8 @@ def _csv_values(row, header, encoding):
 def read_jsonl_file(path, mapping, *, max_line_bytes=MAX_LINE_BYTES):
     def to_record(obj, location):
         if not isinstance(obj, dict):
-            raise BadRecord(f"a line should hold a JSON object, got {type(obj).__name__}")
+            raise BadRecord(_("a line should hold a JSON object, got %(type)s") % {
+                "type": type(obj).__name__})
         return _record(obj, mapping, location)
 
     with open_binary(path) as stream:
@@ -280,9 +298,11 @@ def _value(value, name, separator):
         # Nested values are stored as they came, within the same bound as a text field.
         size = len(json.dumps(value, ensure_ascii=False))
         if size > MAX_TEXT_CHARS:
-            raise BadRecord(f"field {name!r} is {size:,} characters as JSON, over the "
-                            f"{MAX_TEXT_CHARS:,} limit")
+            raise BadRecord(_("field %(field)s is %(size)s characters as JSON, over the "
+                              "%(limit)s limit") % {"field": repr(name), "size": f"{size:,}",
+                                                    "limit": f"{MAX_TEXT_CHARS:,}"})
         return value
     if value is None or isinstance(value, (int, float, bool)):
         return value
-    raise BadRecord(f"field {name!r} has an unsupported type {type(value).__name__}")
+    raise BadRecord(_("field %(field)s has an unsupported type %(type)s") % {
+        "field": repr(name), "type": type(value).__name__})

@@ -19,6 +19,7 @@ time out of proportion to the records it holds:
 from xml.etree.ElementTree import ParseError, TreeBuilder
 
 from defusedxml import DefusedXmlException
+from django.utils.translation import gettext as _
 from defusedxml.ElementTree import DefusedXMLParser, iterparse
 
 from ..records import MAX_TEXT_CHARS, BadRecord, RecordError
@@ -36,11 +37,14 @@ class MalformedXml(ValueError):
 
     def __init__(self, reason, line=None, column=None):
         self.reason, self.line, self.column = reason, line, column
-        where = f"line {line} column {column}: " if line else ""
-        super().__init__(f"{where}{reason}")
+        super().__init__(_("line %(line)s column %(column)s: %(reason)s") % {
+            "line": line, "column": column, "reason": reason} if line else reason)
 
     def location(self, name):
-        return f"{name} line {self.line} column {self.column}" if self.line else name
+        if not self.line:
+            return name
+        return _("%(file)s line %(line)s column %(column)s") % {
+            "file": name, "line": self.line, "column": self.column}
 
 
 class _TooLarge(SyntaxError):
@@ -67,7 +71,8 @@ class _Builder(TreeBuilder):
         self.depth += 1
         self.text = 0
         if self.depth > self.max_depth:
-            raise _TooLarge(f"elements nested more than {self.max_depth} deep",
+            raise _TooLarge(_("elements nested more than %(limit)s deep") % {
+                "limit": self.max_depth},
                             *_position(self.parser))
         return super().start(tag, attrs)
 
@@ -79,8 +84,9 @@ class _Builder(TreeBuilder):
     def data(self, data):
         self.text += len(data)
         if self.text > self.max_text:
-            raise _TooLarge(f"a text longer than {self.max_text:,} characters: too long for "
-                            "any record's field", *_position(self.parser))
+            raise _TooLarge(_("a text longer than %(limit)s characters: too long for any "
+                              "record's field") % {"limit": f"{self.max_text:,}"},
+                            *_position(self.parser))
         return super().data(data)
 
 
@@ -93,8 +99,9 @@ class _Metered:
 
     def read(self, size):
         if self.since_tag > self.limit:
-            raise MalformedXml(f"more than {self.limit:,} bytes in one tag or text: too long "
-                               "for any record's field", *_position(self.parser))
+            raise MalformedXml(_("more than %(limit)s bytes in one tag or text: too long for "
+                                 "any record's field") % {"limit": f"{self.limit:,}"},
+                               *_position(self.parser))
         data = self.stream.read(min(size, _CHUNK))
         self.since_tag += len(data)
         return data
@@ -117,7 +124,8 @@ def walk(stream, wanted, root=None, max_depth=MAX_DEPTH, max_run=MAX_RUN):
             source.since_tag = 0
             if event == "start":
                 if not stack and root and elem.tag != root[0]:
-                    raise MalformedXml(f"not {root[1]}: the root element is <{_local(elem.tag)}>")
+                    raise MalformedXml(_("not %(what)s: the root element is <%(tag)s>") % {
+                        "what": root[1], "tag": _local(elem.tag)})
                 stack.append(elem)
                 inside_wanted += elem.tag in wanted
                 continue
@@ -138,15 +146,17 @@ def walk(stream, wanted, root=None, max_depth=MAX_DEPTH, max_run=MAX_RUN):
         raise MalformedXml(exc.reason, *exc.position) from None
     except ParseError as exc:
         line, column = exc.position
-        raise MalformedXml(f"malformed XML: {_message(exc)}", line, column) from None
+        raise MalformedXml(_("malformed XML: %(error)s") % {"error": _message(exc)},
+                           line, column) from None
     except DefusedXmlException as exc:
-        raise MalformedXml(f"refused hostile XML ({type(exc).__name__}): documents declaring "
-                           "a DTD or entities are not read", *_position(parser)) from None
-    except LookupError as exc:  # an encoding the XML declaration names but Python lacks
-        raise MalformedXml(f"unknown encoding: {exc}") from None
-    except ValueError as exc:  # an encoding the parser cannot read (multi-byte, UTF-7)
-        raise MalformedXml(f"unsupported encoding ({exc}): save the file as UTF-8",
+        raise MalformedXml(_("refused hostile XML (%(error)s): documents declaring a DTD or "
+                             "entities are not read") % {"error": type(exc).__name__},
                            *_position(parser)) from None
+    except LookupError as exc:  # an encoding the XML declaration names but Python lacks
+        raise MalformedXml(_("unknown encoding: %(error)s") % {"error": exc}) from None
+    except ValueError as exc:  # an encoding the parser cannot read (multi-byte, UTF-7)
+        raise MalformedXml(_("unsupported encoding (%(error)s): save the file as UTF-8")
+                           % {"error": exc}, *_position(parser)) from None
 
 
 def read_xml_file(path, read):
@@ -154,7 +164,7 @@ def read_xml_file(path, read):
     RecordError naming the file and, when the parser knows it, the line and column."""
     with open(path, "rb") as stream:
         if not stream.peek(1):
-            yield RecordError(str(path), "the file is empty")
+            yield RecordError(str(path), _("the file is empty"))
             return
         try:
             yield from read(stream, str(path))
@@ -187,7 +197,8 @@ def child_text(elem, tag):
     if not found:
         return None
     if len(found) > 1:
-        raise BadRecord(f"{len(found)} <{_local(tag)}> elements where one is allowed")
+        raise BadRecord(_("%(count)s <%(tag)s> elements where one is allowed") % {
+            "count": len(found), "tag": _local(tag)})
     return found[0].text or ""
 
 
