@@ -18,7 +18,7 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop, ngettext
 
-from .audit import record
+from .audit import record, target_of
 from .codebooks import check_values, shown_key
 from .models import Assignment, Coding, Item, Membership, Role
 
@@ -239,7 +239,7 @@ def add_items(study, actor, *, ids=(), keys=()):
     Item.objects.filter(pk__in=[i.pk for i in moving]).update(round=CALIBRATION, target=0)
     added = [i.document.key for i in moving]
     if added:
-        record(actor, study, "calibration.add", ", ".join(added), items=added)
+        record(actor, study, "calibration.add", target_of("documents", keys=added), items=added)
     return {"added": added, "already": [i.document.key for i in found if i.round == CALIBRATION]}
 
 
@@ -257,7 +257,8 @@ def remove_item(study, item, actor):
                                       "scores, so it stays") % {"why": why}})
     target = study.overlap if item.in_reliability_sample else 1
     Item.objects.filter(pk=item.pk).update(round=MAIN, target=target, reference_values=None)
-    record(actor, study, "calibration.remove", key, reference=item.reference_values)
+    record(actor, study, "calibration.remove", target_of("document", name=key),
+           reference=item.reference_values)
 
 
 @transaction.atomic
@@ -279,7 +280,8 @@ def set_reference(item, values, actor):
     before = locked["reference_values"]
     Item.objects.filter(pk=item.pk).update(reference_values=cleaned)
     item.reference_values = cleaned
-    record(actor, item.study, "calibration.reference", item.document.key,
+    record(actor, item.study, "calibration.reference",
+           target_of("document", name=item.document.key),
            **{"from": before, "to": cleaned, "codebook_version": version.number})
     return cleaned
 
@@ -316,7 +318,7 @@ def change(study, actor, *, threshold=None, waived=None):
     if errors:
         raise ValidationError(errors)
     if threshold is not None and threshold != study.calibration_threshold:
-        record(actor, study, "calibration.threshold", study.name,
+        record(actor, study, "calibration.threshold", target_of("study", name=study.name),
                **{"from": study.calibration_threshold, "to": threshold})
         study.calibration_threshold = threshold
         study.save(update_fields=["calibration_threshold"])
@@ -325,4 +327,4 @@ def change(study, actor, *, threshold=None, waived=None):
         if membership.calibration_waived != bool(waive):
             Membership.objects.filter(pk=membership.pk).update(calibration_waived=bool(waive))
             record(actor, study, "calibration.waive" if waive else "calibration.require",
-                   f"coder {name}")
+                   target_of("member", role="coder", name=name))

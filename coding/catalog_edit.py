@@ -195,14 +195,16 @@ def save_method(study, actor, data, method=None):
             last = study.methods.aggregate(last=Max("position"))["last"]
             values["position"] = 0 if last is None else last + 1
         method = _unique_write(lambda: Method.objects.create(study=study, **values), "method")
-        audit.record(actor, study, "method.add", f"method {method.name}", **values)
+        audit.record(actor, study, "method.add", audit.target_of("method", name=method.name),
+                     **values)
         return method
     changes = _changes(method, values)
     if changes:
         for field, value in values.items():
             setattr(method, field, value)
         _unique_write(method.save, "method")
-        audit.record(actor, study, "method.edit", f"method {method.name}", changes=changes)
+        audit.record(actor, study, "method.edit", audit.target_of("method", name=method.name),
+                     changes=changes)
     return method
 
 
@@ -220,7 +222,7 @@ def remove_method(method, actor, confirm=False):
     if removes and not confirm:
         raise NeedsConfirmation(removes)
     names = [str(o) for o in method.option_names.select_related("framework")]
-    audit.record(actor, method.study, "method.remove", f"method {method.name}",
+    audit.record(actor, method.study, "method.remove", audit.target_of("method", name=method.name),
                  option_names=names, landings_removed=removes)
     method.delete()
 
@@ -249,7 +251,8 @@ def add_option_name(method, framework, name, actor):
         lambda: OptionName.objects.create(method=method, framework=framework, name=name),
         "option name", field="name")
     _reopen_scan(framework, {name})  # another method may have had it searched already
-    audit.record(actor, method.study, "option_name.add", f"{method.name} in {framework.name}",
+    audit.record(actor, method.study, "option_name.add",
+                 audit.target_of("option_name", method=method.name, framework=framework.name),
                  name=name)
     return option
 
@@ -272,7 +275,8 @@ def remove_option_name(option, actor, confirm=False):
     if removes and not confirm:
         raise NeedsConfirmation(removes)
     method, framework = option.method, option.framework
-    audit.record(actor, method.study, "option_name.remove", f"{method.name} in {framework.name}",
+    audit.record(actor, method.study, "option_name.remove",
+                 audit.target_of("option_name", method=method.name, framework=framework.name),
                  name=option.name, landings_removed=removes)
     option.delete()
     if removes:
@@ -384,14 +388,16 @@ def save_framework(study, actor, data, framework=None):
     if framework is None:
         framework = _unique_write(lambda: Framework.objects.create(study=study, **values),
                                   "framework")
-        audit.record(actor, study, "framework.add", f"framework {framework.name}", **values)
+        audit.record(actor, study, "framework.add",
+                     audit.target_of("framework", name=framework.name), **values)
         return framework
     changes = _changes(framework, values)
     if changes:
         for field, value in values.items():
             setattr(framework, field, value)
         _unique_write(framework.save, "framework")
-        audit.record(actor, study, "framework.edit", f"framework {framework.name}",
+        audit.record(actor, study, "framework.edit",
+                     audit.target_of("framework", name=framework.name),
                      changes=changes)
     return framework
 
@@ -410,6 +416,7 @@ def remove_framework(framework, actor, confirm=False):
     if removes and not confirm:
         raise NeedsConfirmation(removes)
     names = [f"{o.method.name}: {o.name}" for o in framework.option_names.select_related("method")]
-    audit.record(actor, framework.study, "framework.remove", f"framework {framework.name}",
+    audit.record(actor, framework.study, "framework.remove",
+                 audit.target_of("framework", name=framework.name),
                  repository=framework.repository, option_names=names, landings_removed=removes)
     framework.delete()

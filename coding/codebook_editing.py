@@ -74,7 +74,8 @@ def new_codebook(study, actor, name, applies_to, description=""):
         raise InvalidSpec([SpecError("name", f"the study already has a codebook named "
                                              f"{name!r}")]) from None
     CodebookVersion.objects.create(codebook=codebook, number=1, created_by=actor)
-    audit.record(actor, study, "codebook.create", codebook.name, applies_to=applies_to)
+    audit.record(actor, study, "codebook.create", audit.target_of("codebook", name=codebook.name),
+                 applies_to=applies_to)
     return codebook
 
 
@@ -95,7 +96,8 @@ def start_draft(codebook, actor):
                                                        created_by=actor)
     except IntegrityError:
         return draft_of(codebook), False
-    audit.record(actor, codebook.study, "codebook.draft", str(draft),
+    audit.record(actor, codebook.study, "codebook.draft",
+                 audit.target_of("codebook_version", codebook=codebook.name, number=draft.number),
                  from_version=draft.number - 1 or None)
     return draft, True
 
@@ -128,7 +130,9 @@ def save_spec(version, actor, spec, base=None):
     save_draft(version, spec)
     version.codebook.refresh_from_db()
     changes = diff(before, spec)
-    audit.record(actor, version.codebook.study, "codebook.edit", str(version),
+    audit.record(actor, version.codebook.study, "codebook.edit",
+                 audit.target_of("codebook_version", codebook=version.codebook.name,
+                                 number=version.number),
                  changes=summary_line(changes), questions=len(spec.get("questions") or []))
     return version
 
@@ -168,7 +172,9 @@ def publish_draft(codebook, actor, note, open_assignments, number=None):
     draft.refresh_from_db()
     counts = handle_open_assignments(codebook, draft, open_assignments)
     before = previous_version(draft)
-    audit.record(actor, codebook.study, "codebook.publish", str(draft), note=note,
+    audit.record(actor, codebook.study, "codebook.publish",
+                 audit.target_of("codebook_version", codebook=codebook.name, number=draft.number),
+                 note=note,
                  open_assignments=open_assignments, **counts,
                  changes=summary_line(diff(spec_of(before) if before else None, spec)))
     return draft, counts

@@ -34,7 +34,7 @@ from django.utils.translation import gettext_lazy, pgettext
 from workbench.text import find_in_json
 
 from . import codebook_qdc
-from .audit import record
+from .audit import record, target_of
 from .codebook_editing import new_codebook, start_draft
 from .codebook_spec import InvalidSpec, SpecError, save_draft, spec_of, validate
 from .codebooks import UNSTORABLE
@@ -517,7 +517,8 @@ def import_codebook(study, user, parsed, *, codebook=None, name="", dry_run=Fals
         CodebookVersion.objects.filter(pk=version.pk, note="").update(
             note=f"Imported from a {FILE_KINDS[parsed.fmt]} file.")
         version.refresh_from_db()
-        record(user, study, "codebook.import", f"{version.codebook.name} v{version.number}",
+        record(user, study, "codebook.import",
+               target_of("codebook_version", codebook=version.codebook.name, number=version.number),
                format=parsed.fmt, questions=len(spec["questions"]),
                new_codebook=made_codebook, replaced_draft=replaced)
         result = {

@@ -106,7 +106,8 @@ def add_member(study, user, role, actor):
     check_role(role)
     with transaction.atomic():
         membership, revived = _grant(study, user, role)
-        audit.record(actor, study, "member.add", f"{role} {user.username}", role=role,
+        audit.record(actor, study, "member.add",
+                     audit.target_of("member", role=role, name=user.username), role=role,
                      user=user.username, revived=revived)
     return membership
 
@@ -143,7 +144,8 @@ def change_role(membership, role, actor):
         user = row.user
         new, revived = _grant(study, user, role)
         released = _end(row)
-        audit.record(actor, study, "member.role", user.username, user=user.username,
+        audit.record(actor, study, "member.role", audit.target_of("account", name=user.username),
+                     user=user.username,
                      **{"from": row.role, "to": role}, released=released)
     return new
 
@@ -154,7 +156,8 @@ def remove_member(membership, actor):
     with transaction.atomic():
         row = _lock_for_ending(membership)
         released = _end(row)
-        audit.record(actor, study, "member.remove", f"{row.role} {row.user.username}",
+        audit.record(actor, study, "member.remove",
+                     audit.target_of("member", role=row.role, name=row.user.username),
                      role=row.role, user=row.user.username, released=released)
     return row
 
@@ -225,7 +228,8 @@ def create_invite(study, role, actor, *, note="", email="", days=INVITE_DAYS):
             study=study, role=role, token_hash=token_hash(token), note=note.strip()[:200],
             email=email.strip(), created_by=actor if getattr(actor, "pk", None) else None,
             expires_at=timezone.now() + timedelta(days=days))
-        audit.record(actor, study, "invite.create", f"invite {invite.pk} as {role}",
+        audit.record(actor, study, "invite.create",
+                     audit.target_of("invite", id=invite.pk, role=role),
                      invite=invite.pk, role=role, note=invite.note, email=invite.email,
                      expires_at=invite.expires_at.isoformat(timespec="seconds"))
     return invite, token
@@ -283,7 +287,8 @@ def revoke_invite(invite, actor):
         if invite.used_at:
             raise Refused(_("This invite was already used; remove the member instead."))
         if changed:
-            audit.record(actor, invite.study, "invite.revoke", f"invite {invite.pk} as {invite.role}",
+            audit.record(actor, invite.study, "invite.revoke",
+                         audit.target_of("invite", id=invite.pk, role=invite.role),
                          invite=invite.pk, role=invite.role)
     return invite
 
@@ -347,7 +352,8 @@ def accept_invite(token, *, user=None, account=None):
         used = Invite.objects.filter(pk=invite.pk, used_at__isnull=True, revoked_at__isnull=True)
         if not used.update(used_at=timezone.now(), used_by=user):
             raise InviteGone(_("This invitation link was already used."))
-        audit.record(user, study, "invite.use", f"{invite.role} {user.username}",
+        audit.record(user, study, "invite.use",
+                     audit.target_of("member", role=invite.role, name=user.username),
                      invite=invite.pk, role=invite.role, user=user.username,
                      new_account=new_account)
     return membership

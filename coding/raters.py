@@ -48,7 +48,7 @@ def add_rater(study, user, *, kind, name, model_version="", config_hash="", prov
         raise ValidationError({"name": gettext("the study already has a rater %(name)r (or "
                                                "this member already is one)")
                                % {"name": name}}) from None
-    audit.record(user, study, "rater.add", f"{kind} rater {name}",
+    audit.record(user, study, "rater.add", audit.target_of(f"{kind}_rater", name=name),
                  model_version=rater.model_version, config_hash=rater.config_hash)
     return rater
 
@@ -81,7 +81,8 @@ def add_comparison(study, user, *, name, first, second, question, codebook=None,
     except IntegrityError:
         raise ValidationError({"name": gettext("the study already has a comparison %(name)r")
                                % {"name": name}}) from None
-    audit.record(user, study, "comparison.add", name, first=first.name,
+    audit.record(user, study, "comparison.add", audit.target_of("comparison", name=name),
+                 first=first.name,
                  second=second.name if second else "final decisions", question=question,
                  weighting=weighting)
     return comparison

@@ -19,7 +19,7 @@ from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from . import presets
 from .access import may_create_study
-from .audit import entries_for, record
+from .audit import entries_for, record, target_in_words, target_of
 from .codebook_spec import spec_of
 from .codebooks import create_codebook
 from .models import (
@@ -90,7 +90,8 @@ def create_study(user, name, description="", preset=None, copy_of=None, by_comma
             details["copy_of"] = copy_of.slug
         if by_command:
             details["by"] = "manage.py create_study"
-        record(user, study, "study.create", study.name, slug=study.slug, **details)
+        record(user, study, "study.create", target_of("study", name=study.name), slug=study.slug,
+               **details)
     return study
 
 
@@ -222,11 +223,13 @@ def update_study(study, user, changes):
         return study
     current.save(update_fields=list(changed))
     if "name" in changed:
-        record(user, study, "study.rename", current.name, **changed.pop("name"))
+        record(user, study, "study.rename", target_of("study", name=current.name),
+               **changed.pop("name"))
     if "description" in changed:
-        record(user, study, "study.describe", current.name, **changed.pop("description"))
+        record(user, study, "study.describe", target_of("study", name=current.name),
+               **changed.pop("description"))
     if changed:
-        record(user, study, "study.settings", current.name, **changed)
+        record(user, study, "study.settings", target_of("study", name=current.name), **changed)
     if "overlap" in changed:
         sync_targets(current, user)
     return study
@@ -250,7 +253,7 @@ def _set_archived(study, user, when, action):
         study.refresh_from_db(fields=["archived_at"])
         return False
     study.archived_at = when
-    record(user, study, action, study.name)
+    record(user, study, action, target_of("study", name=study.name))
     return True
 
 
@@ -331,7 +334,8 @@ def setup_checklist(study):
 def audit_entries(study, after=None, limit=50):
     """A page of the study's audit entries, newest first, after the entry whose id is the
     page token `after` (keyset paging: a deep page costs what the first does). Each entry
-    carries `token`, `action_words` and `details_words`. ValueError for a bad token."""
+    carries `token`, `action_words`, `target_words` and `details_words`. ValueError for a
+    bad token."""
     rows = entries_for(study)
     if after:
         last = (AuditEntry.objects.filter(study=study, pk=_entry_id(after))
@@ -343,6 +347,7 @@ def audit_entries(study, after=None, limit=50):
     for entry in found:
         entry.token = str(entry.pk)
         entry.action_words = action_in_words(entry.action)
+        entry.target_words = target_in_words(entry.target_parts, entry.target)
         entry.details_words = details_in_words(entry.details)
     return found
 
@@ -446,6 +451,14 @@ DETAIL_WORDS = {
     "option_names": pgettext_lazy("audit detail", "names in frameworks"),
     "landings_removed": pgettext_lazy("audit detail", "landings removed"),
     "revived": pgettext_lazy("audit detail", "revived"),
+    "drafts_pruned": pgettext_lazy("audit detail", "drafts trimmed"),
+    "codebook_version": pgettext_lazy("audit detail", "codebook version"),
+    "permission": pgettext_lazy("audit detail", "permission"),
+    "first_public": pgettext_lazy("audit detail", "first public"),
+    "source_arxiv_id": pgettext_lazy("audit detail", "source arXiv id"),
+    "failure_addressed": pgettext_lazy("audit detail", "failure addressed"),
+    "position": pgettext_lazy("audit detail", "order"),
+    "main_branch": pgettext_lazy("audit detail", "main branch"),
 }
 
 
@@ -467,12 +480,19 @@ def details_in_words(details):
         if key in ("from", "to"):
             continue
         label = str(DETAIL_WORDS.get(key) or key.replace("_", " "))
-        if isinstance(value, dict) and set(value) == {"from", "to"}:
+        if _is_changes(value):  # {field: {"from", "to"}}: each field a part of its own
+            parts.append(details_in_words(value))
+        elif isinstance(value, dict) and set(value) == {"from", "to"}:
             parts.append(_("%(label)s: %(old)s → %(new)s") % {
                 "label": label, "old": _words(value["from"]), "new": _words(value["to"])})
         else:
             parts.append(_("%(label)s: %(value)s") % {"label": label, "value": _words(value)})
     return _("; ").join(parts)
+
+
+def _is_changes(value):
+    return (isinstance(value, dict) and value and "from" not in value
+            and all(isinstance(v, dict) and set(v) == {"from", "to"} for v in value.values()))
 
 
 def _words(value):

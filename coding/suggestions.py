@@ -48,7 +48,8 @@ def mark_assisted(study, user, round_, rater_name):
         raise ValidationError({"rater": _("Choose one of the study's model raters.")})
     assisted, _created = AssistedRound.objects.update_or_create(
         study=study, round=round_, defaults={"rater": rater, "marked_by": user})
-    audit.record(user, study, "round.assisted", f"{round_} round", rater=rater.name,
+    audit.record(user, study, "round.assisted", audit.target_of(f"{round_}_round"),
+                 rater=rater.name,
                  model_version=rater.model_version, config_hash=rater.config_hash)
     return assisted
 
@@ -58,7 +59,7 @@ def mark_blind(study, user, round_):
     """Stop suggesting in `round_`. Codings already made with a suggestion stay assisted."""
     removed, _details = AssistedRound.objects.filter(study=study, round=round_).delete()
     if removed:
-        audit.record(user, study, "round.blind", f"{round_} round")
+        audit.record(user, study, "round.blind", audit.target_of(f"{round_}_round"))
     return bool(removed)
 
 

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import study_setup
+from ..audit import TARGET_WORDS
 from ..access import access_study
 from ..models import AuditEntry, Role
 from .review import KeysetPaging
@@ -63,11 +64,18 @@ class AuditEntrySerializer(serializers.ModelSerializer):
                                                         "command or a removed account).")
     action_words = serializers.CharField(help_text="The action in words.")
     details_words = serializers.CharField(help_text="The details in words.")
+    target = serializers.CharField(help_text="What it was done to, in English words.")
+    target_parts = serializers.JSONField(
+        allow_null=True,
+        help_text=f"The target as keys: `kind` (one of {', '.join(sorted(TARGET_WORDS))}) "
+                  "and the names or ids it needs (`name`, `role`, `id`, `codebook`, `number`, "
+                  "`method`, `framework`, `keys`); null on entries written before targets had "
+                  "a kind.")
 
     class Meta:
         model = AuditEntry
-        fields = ["id", "at", "actor", "action", "action_words", "target", "details",
-                  "details_words"]
+        fields = ["id", "at", "actor", "action", "action_words", "target", "target_parts",
+                  "details", "details_words"]
 
     def get_actor(self, entry) -> str | None:
         return entry.actor.username if entry.actor else None

@@ -21,7 +21,12 @@ class AuditEntry(models.Model):
     # A dotted verb: "study.create", "codebook.publish", "member.add", "invite.use" …
     action = models.CharField(max_length=64)
     # What it was done to, in words a person reads ("coder cora", "Paper codebook v2").
+    # Stored in English; the page reads `target_parts` instead when it is there.
     target = models.CharField(max_length=300, blank=True)
+    # The target as keys: its kind and the names/ids its words need ({"kind": "member",
+    # "role": "coder", "name": "cora"}), put in the reader's language when shown
+    # (coding.audit.target_in_words). Null on entries written before targets had a kind.
+    target_parts = models.JSONField(null=True, blank=True)
     details = models.JSONField(default=dict, blank=True)
 
     class Meta:

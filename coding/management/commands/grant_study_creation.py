@@ -3,7 +3,7 @@ from django.contrib.auth.models import Permission
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from coding.audit import record
+from coding.audit import record, target_of
 
 
 class Command(BaseCommand):
@@ -23,7 +23,8 @@ class Command(BaseCommand):
             change = found.user_permissions.remove if revoke else found.user_permissions.add
             change(permission)
             # Not a study's change: an entry of the install's own (no study).
-            record(None, None, "permission.revoke" if revoke else "permission.grant", user,
+            record(None, None, "permission.revoke" if revoke else "permission.grant",
+                   target_of("account", name=user),
                    permission="create_study")
         if revoke:
             self.stdout.write(f"{user} may no longer create studies"
