@@ -7,10 +7,15 @@ row order, so the same labels and seed give the same sample on any database. The
 comes from the planner (coding.sample_size.units_needed) with the smallest category
 share of the model's own labels, unless given. Chosen items may be moved to the front of
 the coders' queue; coders code them as any item, and never see the model's labels.
+
+Its refusals are marked for translation, as every refusal made in Python is: a page would
+show them in the reader's language; the `screening_sample` command writes them in English,
+as every command does (no language is active in a command).
 """
 
 import numpy as np
 from django.db import transaction
+from django.utils.translation import gettext
 
 from .models import Item, RaterCoding
 from .sample_size import RELIABLE, units_needed
@@ -24,7 +29,8 @@ def screening_sample(rater, question, *, size=None, seed=0, alpha_min=RELIABLE):
                                              item__deleted_at__isnull=True)
                   .values_list("item__document__key", "value"))
     if not labels:
-        raise ValueError(f"{rater.name} has no imported answers to {question!r}")
+        raise ValueError(gettext("%(rater)s has no imported answers to the question "
+                                 "“%(question)s”.") % {"rater": rater.name, "question": question})
     counts = {}
     for value in labels.values():
         counts[str(value)] = counts.get(str(value), 0) + 1
@@ -32,7 +38,8 @@ def screening_sample(rater, question, *, size=None, seed=0, alpha_min=RELIABLE):
     planned = units_needed(alpha_min, min(max(smallest, 1e-6), 0.5)) if len(counts) > 1 else None
     wanted = size if size is not None else planned
     if wanted is None:
-        raise ValueError("every label is the same: give the sample size")
+        raise ValueError(gettext("Every label is the same, so the planner cannot size the "
+                                 "sample: give the sample size."))
     keys = sorted(labels)
     chosen = np.random.default_rng(seed).permutation(len(keys))[:min(wanted, len(keys))]
     return {"size": len(chosen), "planned": planned, "smallest_share": smallest,

@@ -29,7 +29,8 @@ class Command(BaseCommand):
         except ValueError as error:
             raise CommandError(str(error)) from None
         # The keys alone on standard output (`> sample.txt`), what they are on standard error.
-        self.stderr.write(f"{sample['size']} items (planner: {sample['planned']}, smallest "
+        planned = sample["planned"] if sample["planned"] is not None else "none, one label"
+        self.stderr.write(f"{sample['size']} items (planner: {planned}, smallest "
                           f"label share {sample['smallest_share']:.3f}, seed {seed})")
         self.stdout.write("\n".join(sample["keys"]))
         if front:
