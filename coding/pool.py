@@ -12,6 +12,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from datetime import date
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext, gettext_noop
@@ -224,9 +225,14 @@ def run_import_job(job, report):
     from .models import Study
 
     study = Study.objects.get(pk=job.params["study"])
-    # Its progress and refusals are written in the language of whoever started it; the
-    # counts keep their keys (the job page names them: workbench_jobs.counter_label).
-    with translation.override(user_language(job.created_by)):
+    # Its progress, refusals and bad records' lines are written in the language of whoever
+    # started it, as they read where they started it (the page's language; English from
+    # the API, whose readers are scripts); older jobs, in their owner's. The counts keep
+    # their keys (the job page names them: workbench_jobs.counter_label).
+    language = job.params.get("language")
+    if language not in dict(settings.LANGUAGES):
+        language = user_language(job.created_by)
+    with translation.override(language):
         counts = import_into_study(study, job.params["source"],
                                    Screening.from_dict(job.params.get("screening")),
                                    round=job.params.get("round", Item.Round.MAIN), job=job,

@@ -8,6 +8,7 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
@@ -188,9 +189,12 @@ def start_import(study, user, source, screening, round=Item.Round.MAIN):
     check_open(study)
     check_params(source)
     check_stored(study, source)
+    # The job writes its log in the language its starter reads here: the page's (the
+    # owner's choice), English from the API and the commands (coding.pool.run_import_job).
     return jobs.enqueue("import_to_study", {
         "study": study.pk, "study_slug": study.slug, "study_name": study.name, "source": source,
-        "screening": screening.to_dict(), "round": round}, user=user)
+        "screening": screening.to_dict(), "round": round,
+        "language": translation.get_language()}, user=user)
 
 
 @login_required

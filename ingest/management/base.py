@@ -1,6 +1,7 @@
 """What the ingest commands share: run the import (or enqueue it) and print the outcome."""
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import translation
 
 from workbench import jobs
 
@@ -20,6 +21,13 @@ class IngestCommand(BaseCommand):
         parser.add_argument("--batch-size", type=int, default=None)
 
     def run(self, params, options):
+        # The commands speak English, as the API does (scripts read them), whatever
+        # language the settings or a caller made active; the importers' messages are
+        # marked for translation and follow it.
+        with translation.override("en"):
+            self._run(params, options)
+
+    def _run(self, params, options):
         self.verbosity = options.get("verbosity", 1)
         params = {**params, "strict": options["strict"]}
         if options["batch_size"]:
