@@ -152,11 +152,11 @@ def _drawn_text(study, drawn):
                   "(%(source)s)") % {
                       "units": plan["units_needed"], "alpha": f"{plan['alpha_min']:.3f}",
                       "p": f"{plan['significance']:g}", "share": f"{plan['smallest_share']:.1%}",
-                      "source": _share_source_words(plan["share_source"])}
+                      "source": share_source_words(plan["share_source"])}
     return text
 
 
-def _share_source_words(source):
+def share_source_words(source):
     """sample_size.plan's `share_source` (stored in English with a draw's plan) in the
     active language; a wording it does not know stays as stored."""
     if source == "given":
@@ -561,6 +561,7 @@ def dashboard(study, plan_inputs=None):
                                 {"rounds": rounds_charts(study, doc), "doc": doc})
         cache.set(key, html, CACHE_SECONDS)
     return {"doc": doc, "rounds_html": mark_safe(html), "paper_texts": paper_texts(study, doc),
+            "share_source": share_source_words(doc["planning"]["share_source"]),
             "job": snapshots.waiting_job(study),
             "new_codings": snapshots.new_codings(study),
             "snapshot_every": snapshots.snapshot_every()}

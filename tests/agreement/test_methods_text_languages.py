@@ -39,7 +39,7 @@ def spec(translated=True):
     return spec
 
 
-def build(people, translated=True, name="Methods study"):
+def build(people, translated=True, name="Methods study", first=0):
     """Six papers, a sample of four drawn before coding with its plan; both coders code
     it and differ on one paper's label and another's size; the discussion step is on."""
     study = factories.study(name, owner=people["olive"])
@@ -48,7 +48,7 @@ def build(people, translated=True, name="Methods study"):
     study.discussion_step = True
     study.save(update_fields=["discussion_step"])
     book = create_codebook(study, spec(translated))
-    papers = [factories.paper_item(study, book, n) for n in range(6)]
+    papers = [factories.paper_item(study, book, n) for n in range(first, first + 6)]
     queue.draw_reliability_sample(study, count=4, seed=5, user=people["olive"])
     from coding.models import Item
 
@@ -114,7 +114,7 @@ def test_question_texts_follow_the_codebooks_translation_else_as_written(methods
     doc, chinese = texts(methods)
     assert "label（“主要贡献？”）" in chinese and "size_b（“最大策略（十亿）”）" in chinese
     assert 'label (“Main contribution?”)' in doc["text"]
-    plain = build(people, translated=False, name="Plain study")
+    plain = build(people, translated=False, name="Plain study", first=10)
     untranslated = current_document(plain, language="zh-hans")["text"]
     assert "label（“Main contribution?”）" in untranslated
 
@@ -152,6 +152,7 @@ def test_the_command_prints_the_text_in_the_language_asked(methods):
     out = StringIO()
     call_command("agreement_report", methods.slug, "--language", "zh-hans", stdout=out)
     assert out.getvalue().startswith("信度。2 名编码员独立编码了信度样本")
+    assert "\n样本量。要在 p = 0.05 水平下检验 α ≥ 0.800" in out.getvalue()
     out = StringIO()
     call_command("agreement_report", methods.slug, "--json", stdout=out)
     assert json.loads(out.getvalue())["text"].startswith("Reliability. Two coders")
@@ -175,4 +176,8 @@ def test_the_page_shows_both_texts_the_readers_first(methods, people, client_for
     assert 'data-copies="paper-en"' in page and 'data-copies="paper-zh-hans"' in page
     # the sample line above is in the reader's language too
     sample = "当时尚无条目被编码" if reader == "zh-hans" else "before any item was coded"
-    assert sample in page.split('id="paper"')[0]
+    planning = page.split('id="paper"')[0]
+    assert sample in planning
+    if reader == "zh-hans":  # the planner's source of the share and the line's ending too
+        assert "observed:" not in planning and "观测值：" in planning
+        assert "未另行抽取样本." not in planning and "样本：" in planning

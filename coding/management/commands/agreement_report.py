@@ -2,9 +2,18 @@ import argparse
 import json
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import translation
+from django.utils.translation import gettext as _
 
 from coding import snapshots
-from coding.agreement_report import TEXT_LANGUAGE, TEXT_LANGUAGES, PlanForm, document, text_language
+from coding.agreement_report import (
+    TEXT_LANGUAGE,
+    TEXT_LANGUAGES,
+    PlanForm,
+    document,
+    share_source_words,
+    text_language,
+)
 from coding.management.studies import study_or_error
 from coding.reliability import study_report
 
@@ -38,12 +47,17 @@ class Command(BaseCommand):
             report = snapshots.stored_report(found)
         else:
             report = study_report(found)
-        doc = document(found, report, form.inputs(), options["language"])
+        language = options["language"]
         if options["json"]:
+            # As the API gives it: the block for a paper in the language asked, keys and the
+            # rest of the report as stored.
+            doc = document(found, report, form.inputs(), language)
             self.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False))
             return
-        self.stdout.write(doc["text"])
-        self.stdout.write(_plan(doc["planning"]))
+        with translation.override(language):  # the plan and its warnings in it too
+            doc = document(found, report, form.inputs(), language)
+            self.stdout.write(doc["text"])
+            self.stdout.write(_plan(doc["planning"]))
 
 
 def _language(value):
@@ -55,11 +69,15 @@ def _language(value):
 
 
 def _plan(plan):
-    lines = ["", "Sample size. " + (
-        f"To test alpha >= {plan['alpha_min']:.3f} at p = {plan['significance']:g} with the "
-        f"rarest category at {plan['smallest_share']:.1%} ({plan['share_source']}): "
-        f"{plan['units_needed']} units coded by each of {plan['coders']} coders "
-        f"({plan['values_needed']} values). The sample holds {plan['sample_size']} items.")]
+    lines = ["", _(
+        "Sample size. To test alpha >= %(alpha)s at p = %(p)s with the rarest category at "
+        "%(share)s (%(source)s): %(units)s units coded by each of %(coders)s coders "
+        "(%(values)s values). The sample holds %(size)s items.") % {
+            "alpha": f"{plan['alpha_min']:.3f}", "p": f"{plan['significance']:g}",
+            "share": f"{plan['smallest_share']:.1%}",
+            "source": share_source_words(plan["share_source"]), "units": plan["units_needed"],
+            "coders": plan["coders"], "values": plan["values_needed"],
+            "size": plan["sample_size"]}]
     lines += [f"  ! {warning}" for warning in plan["warnings"]]
     lines += ["", plan["source"]]
     return "\n".join(lines) + "\n"
