@@ -348,7 +348,7 @@ def audit_entries(study, after=None, limit=50):
         entry.token = str(entry.pk)
         entry.action_words = action_in_words(entry.action)
         entry.target_words = target_in_words(entry.target_parts, entry.target)
-        entry.details_words = details_in_words(entry.details)
+        entry.details_words = details_in_words(entry.details, entry.action)
     return found
 
 
@@ -468,14 +468,31 @@ def action_in_words(action):
     return str(words) if words else action.replace(".", " ")
 
 
-def details_in_words(details):
+# Details' values that are keys, read in words (a key not here, or another value, is
+# shown as it was recorded). A role, of `role` and of a role change's from/to, reads as
+# the role's label.
+VALUE_WORDS = {
+    "weighting": {"unweighted": gettext_lazy("unweighted"),
+                  "linear": pgettext_lazy("weights", "linear"),
+                  "quadratic": pgettext_lazy("weights", "quadratic"),
+                  "custom": pgettext_lazy("weights", "custom")},
+    "open_assignments": {"switch": pgettext_lazy("audit detail", "switched to the new version"),
+                         "release": pgettext_lazy("audit detail", "released to the pool")},
+    "second": {"final decisions": pgettext_lazy("audit detail", "the final decisions")},
+    "permission": {"create_study": pgettext_lazy("audit detail", "create studies")},
+}
+ROLE_CHANGES = {"member.role"}  # actions whose from/to are roles
+
+
+def details_in_words(details, action=""):
     """An entry's details as a sentence: `from “a” to “b”`, `overlap: 2 → 3`, `codebooks: …`."""
     if not isinstance(details, dict):
         return _words(details)
     parts = []
     if "from" in details and "to" in details:
-        parts.append(_("from %(old)s to %(new)s") % {"old": _words(details["from"]),
-                                                     "new": _words(details["to"])})
+        key = "role" if action in ROLE_CHANGES else ""
+        parts.append(_("from %(old)s to %(new)s") % {"old": _value(key, details["from"]),
+                                                     "new": _value(key, details["to"])})
     for key, value in details.items():
         if key in ("from", "to"):
             continue
@@ -484,10 +501,19 @@ def details_in_words(details):
             parts.append(details_in_words(value))
         elif isinstance(value, dict) and set(value) == {"from", "to"}:
             parts.append(_("%(label)s: %(old)s → %(new)s") % {
-                "label": label, "old": _words(value["from"]), "new": _words(value["to"])})
+                "label": label, "old": _value(key, value["from"]),
+                "new": _value(key, value["to"])})
         else:
-            parts.append(_("%(label)s: %(value)s") % {"label": label, "value": _words(value)})
+            parts.append(_("%(label)s: %(value)s") % {"label": label,
+                                                      "value": _value(key, value)})
     return _("; ").join(parts)
+
+
+def _value(key, value):
+    if key == "role" and value in Role.values:
+        return _(Role(value).label).lower()
+    words = VALUE_WORDS.get(key, {}).get(value) if isinstance(value, str) else None
+    return str(words) if words else _words(value)
 
 
 def _is_changes(value):

@@ -315,7 +315,7 @@ def test_the_audit_page_reads_in_chinese_from_the_stored_keys(alpha, people, cli
     url = f"/studies/{alpha.slug}/audit/"
     html = in_chinese(client_for(people["olive"])).get(url).content.decode()
     for words in ("修改了设置", "重叠数：2 → 3；隐藏作者：否 → 是", "添加了成员",
-                  "角色：“coder”；用户：“cora”"):
+                  "角色：编码员；用户：“cora”"):
         assert words in html, words
     assert "changed settings" not in html and 'data-action="member.add"' in html
     recorded = {action for path in (ROOT / "coding").rglob("*.py")
@@ -327,7 +327,7 @@ def test_the_audit_page_reads_in_chinese_from_the_stored_keys(alpha, people, cli
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
     html = client.get(url).content.decode()
     for words in ("changed settings", "overlap: 2 → 3", "blind authors: no → yes",
-                  "added a member", "role: “coder”; user: “cora”"):
+                  "added a member", "role: coder; user: “cora”"):
         assert words in html, words
     api = client.get(f"/api/studies/{alpha.slug}/audit/",
                      HTTP_ACCEPT_LANGUAGE="zh-hans").json()

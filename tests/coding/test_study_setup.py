@@ -468,7 +468,7 @@ def test_the_audit_trail_pages_newest_first_by_keyset(alpha, people, client_for)
     third = client.get(f"/studies/{alpha.slug}/audit/?after="
                        f"{AuditEntry.objects.get(target='coder c020').pk}").content.decode()
     assert "coder c019" in third and "coder c000" in third and "Older" not in third
-    assert "role: “coder”" in third
+    assert "role: coder" in third  # a role reads as its label
     assert client.get(f"/studies/{alpha.slug}/audit/?after=zzz").status_code == 400
 
     body = api(people["olive"]).get(f"/api/studies/{alpha.slug}/audit/?limit=100").json()
