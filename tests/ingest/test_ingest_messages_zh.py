@@ -63,9 +63,9 @@ def test_a_bad_arxiv_record_reads_in_chinese_and_names_its_line_and_field(
     assert ("snapshot_bad.jsonl 第 7 行", "同一 JSON 对象中键 'id' 重复") in events
     html = olive_reads_chinese.get(f"/jobs/{job.pk}/").content.decode()
     assert "snapshot_bad.jsonl 第 5 行" in html and "字段 &#x27;title&#x27; 应为字符串" in html
-    assert ">错误</td>" in html
+    assert ">错误</td>" in html and ">已标记删除</td>" in html
     assert "should be a string" not in html and "missing field" not in html
-    assert ">error</td>" not in html
+    assert ">error</td>" not in html and ">deleted</td>" not in html
 
 
 def test_a_bad_github_record_reads_in_chinese_and_names_its_item_and_field(
