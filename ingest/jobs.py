@@ -13,6 +13,7 @@ import os
 import re
 import time
 
+from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext as _
 
@@ -40,12 +41,14 @@ REPORT_WHILE_WAITING = 60
 
 @job_handler("ingest")
 def run_ingest(job, report):
-    # Its progress, log and refusals are written in the language of whoever started it
-    # (English for the commands' --async, which no one signed in starts), as the
-    # study's import job does (coding.pool.run_import_job).
-    from coding.languages import user_language
-
-    with translation.override(user_language(job.created_by)):
+    # Its progress, log and refusals are written in the language its params name (as the
+    # study's import job writes in its starter's: coding.pool.run_import_job), else the
+    # site's: the commands' --async, read by whoever runs them, in English. ingest knows
+    # nothing of people's choices (coding.languages): the starter says.
+    language = job.params.get("language")
+    if language not in dict(settings.LANGUAGES):
+        language = settings.LANGUAGE_CODE
+    with translation.override(language):
         try:
             check_params(job.params)
         except ValueError as error:  # what is wrong with the params, in the import's own words
