@@ -480,6 +480,8 @@ VALUE_WORDS = {
                          "release": pgettext_lazy("audit detail", "released to the pool")},
     "second": {"final decisions": pgettext_lazy("audit detail", "the final decisions")},
     "permission": {"create_study": pgettext_lazy("audit detail", "create studies")},
+    "applies_to": {"paper": pgettext_lazy("audit detail", "papers"),
+                   "thread": pgettext_lazy("audit detail", "threads")},
 }
 ROLE_CHANGES = {"member.role"}  # actions whose from/to are roles
 

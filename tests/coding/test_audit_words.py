@@ -150,7 +150,7 @@ def test_the_audit_page_reads_every_entry_in_chinese_and_in_english(trail, peopl
     assert "排序：" in html and "针对的失败：" in html and "主分支：" in html
     # Values that are keys read in words too: roles, a weighting, the final decisions.
     for words in ("从 编码员 改为 裁定人", "角色：查看者", "第二方：最终裁定", "加权方式：不加权",
-                  "未完成的分配：切换到新版本"):
+                  "未完成的分配：切换到新版本", "适用于：论文"):
         assert words in html, words
     assert "“coder”" not in html and "“unweighted”" not in html
 
@@ -165,7 +165,8 @@ def test_the_audit_page_reads_every_entry_in_chinese_and_in_english(trail, peopl
     assert re.search(r"order: \d+ → 7", html)
     assert "failure addressed: “drift” → “collapse”" in html
     for words in ("from coder to adjudicator", "role: viewer", "second: the final decisions",
-                  "weighting: unweighted", "open assignments: switched to the new version"):
+                  "weighting: unweighted", "open assignments: switched to the new version",
+                  "applies to: papers"):
         assert words in html, words
 
 
