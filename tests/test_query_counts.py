@@ -17,6 +17,7 @@ The review list and the disagreements API read stored disagreements and are coun
 with them (tests/coding/test_stored_disagreements.py).
 """
 
+import copy
 import random
 import re
 import statistics
@@ -25,8 +26,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Count, F, Q
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.urls import resolve
 from django.utils import timezone
@@ -44,6 +46,7 @@ from workbench.tokens import create_token
 
 SMALL, LARGE = 50, 500
 CODERS = ("cora", "cyril", "otto")
+MORE_CODERS = ("cora", "cyril", "otto", "cody", "cleo", "cary")
 
 
 ROLES = {"olive": Role.OWNER, "cora": Role.CODER, "cyril": Role.CODER, "otto": Role.CODER,
@@ -147,9 +150,35 @@ def build_study(size, coders=CODERS):
     return study
 
 
+@pytest.fixture(scope="module")
+def built_studies(django_db_setup, django_db_blocker):
+    """The counted studies (50 and 500 items with 3 coders, 50 with 6), built once for the
+    module inside a transaction rolled back at its end. Each test runs in a savepoint
+    within it (pytest-django's `db`), so whatever one test's requests change is undone
+    before the next, as if each had built its own."""
+    with (django_db_blocker.unblock(),
+          override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]),
+          transaction.atomic()):
+        yield {SMALL: build_study(SMALL), LARGE: build_study(LARGE),
+               MORE_CODERS: build_study(SMALL, MORE_CODERS)}
+        transaction.set_rollback(True)
+
+
 @pytest.fixture
-def studies(db):
-    return {size: build_study(size) for size in (SMALL, LARGE)}
+def built(built_studies, db):
+    """The module's studies as this test's own objects: what a test sets on one (a person
+    added to `people`) is gone for the next."""
+    def own(study):
+        study = copy.copy(study)
+        study.people = dict(study.people)
+        return study
+
+    return {key: own(study) for key, study in built_studies.items()}
+
+
+@pytest.fixture
+def studies(built):
+    return {size: built[size] for size in (SMALL, LARGE)}
 
 
 def count_queries(client, method, url):
@@ -359,15 +388,12 @@ def test_reserving_the_next_item_does_not_grow_with_the_study(studies, client):
                                warm=False), SMALL, LARGE)  # a main-round item
 
 
-MORE_CODERS = ("cora", "cyril", "otto", "cody", "cleo", "cary")
-
-
 @pytest.mark.parametrize("who,url", [("olive", "/studies/{s}/queue/"),
                                      ("olive", "/api/studies/{s}/queue/"),
                                      ("olive", "/"), ("olive", "/studies/{s}/")])
-def test_the_owners_pages_do_not_grow_with_the_coders(db, client, who, url):
+def test_the_owners_pages_do_not_grow_with_the_coders(built, client, who, url):
     """The queue page once ran a query per coder (their calibration score)."""
-    studies = {"3 coders": build_study(SMALL), "6 coders": build_study(SMALL, MORE_CODERS)}
+    studies = {"3 coders": built[SMALL], "6 coders": built[MORE_CODERS]}
     assert_same(request_counts(studies, client, who, "get", url), "3 coders", "6 coders")
 
 
@@ -420,8 +446,9 @@ def card_row_by_row(study):
 
 
 @pytest.mark.parametrize("coders", [CODERS, MORE_CODERS])
-def test_the_queue_summary_and_the_study_card_count_what_counting_row_by_row_counts(db, coders):
-    study = build_study(SMALL, coders)
+def test_the_queue_summary_and_the_study_card_count_what_counting_row_by_row_counts(
+        built, coders):
+    study = built[SMALL if coders == CODERS else MORE_CODERS]
     # An item whose target was lowered below the coders it has, and a deleted one held now.
     lowered = Item.objects.filter(study=study, round="main", taken=2).order_by("pk")[3]
     Item.objects.filter(pk=lowered.pk).update(target=1)
