@@ -14,6 +14,7 @@ import re
 import zlib
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from ..records import UNFORESEEN, BadRecord, RecordError, unforeseen
 
@@ -139,10 +140,20 @@ def too_deep_reason():
     return _("malformed JSON: nested too deeply")
 
 
+# The decoder's own messages (json.decoder, json.scanner), put in the reader's words.
+JSON_ERRORS = {gettext_noop("Expecting value"),
+               gettext_noop("Expecting property name enclosed in double quotes"),
+               gettext_noop("Expecting ':' delimiter"), gettext_noop("Expecting ',' delimiter"),
+               gettext_noop("Unterminated string starting"),
+               gettext_noop("Invalid control character"), gettext_noop("Invalid \\escape"),
+               gettext_noop("Invalid \\uXXXX escape"), gettext_noop("Extra data")}
+
+
 def json_error(exc):
     """The decoder's message without a trailing 'at' ("Invalid control character at"),
-    which the caller follows with its own place."""
-    return exc.msg.removesuffix(" at").strip()
+    which the caller follows with its own place; in the reader's language when known."""
+    message = exc.msg.removesuffix(" at").strip()
+    return _(message) if message in JSON_ERRORS else message
 
 
 def _no_duplicate_keys(pairs):
