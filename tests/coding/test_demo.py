@@ -2,15 +2,29 @@
 
 import pytest
 from django.core.management import call_command
+from django.db import transaction
+from django.test import override_settings
 
 from coding.demo import DEMO_PASSWORD, DEMO_SLUG
 from coding.models import Coding, Item, Method, Study
 from ingest.models import Document, Snapshot
 
 
+@pytest.fixture(scope="module")
+def loaded_demo(django_db_setup, django_db_blocker):
+    """The demo, loaded once for the module inside a transaction rolled back at its end;
+    each test runs in a savepoint within it (pytest-django's `db`), so what one test
+    changes is undone before the next."""
+    with (django_db_blocker.unblock(),
+          override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]),
+          transaction.atomic()):
+        call_command("load_demo", verbosity=0)
+        yield
+        transaction.set_rollback(True)
+
+
 @pytest.fixture
-def demo(db):
-    call_command("load_demo", verbosity=0)
+def demo(loaded_demo, db):
     return Study.objects.get(slug=DEMO_SLUG)
 
 
