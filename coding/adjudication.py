@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Count, F, Max, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
@@ -25,7 +25,7 @@ from workbench.paging import make_token
 from .codebooks import check_answer, is_shown, published_version, questions_with_options
 from .codings import independent_codings
 from .models import Assignment, Coding, Decision, Exposure, Item, Role, StoredDisagreement
-from .prepared import Slot, Statement, fields, instance
+from .prepared import Delete, Insert, Slot, Statement, fields, instance
 
 NOT_APPLICABLE = "n/a"  # the question's condition was not met for this coder
 MISSING = "missing"  # the question applied but the coder left it unanswered
@@ -127,14 +127,16 @@ def settle_locked(item, questions=None):
         item.study = given.study
     # After the lock, in statements of their own: one that waited for the lock sees what
     # the submission holding it committed.
-    submitted, codings = item_codings(item)
+    submitted, codings, stored, decided = item_codings(item)
     if not (item.deleted_at is None and item.round == Item.Round.MAIN
             and submitted >= item.target and submitted > 0):
-        StoredDisagreement.objects.filter(item=item).delete()  # e.g. its target went up
+        if stored:  # e.g. its target went up
+            _CLEAR.run(item=item.pk)
         return
-    # The item's newest decision per question, read once; new ones written in one insert.
+    # The item's newest decision per question, read once (when it has any); new ones
+    # written in one insert.
     current = {}
-    for decision in _DECISIONS.rows(item=item.pk):
+    for decision in _DECISIONS.rows(item=item.pk) if decided else ():
         decision = instance(Decision, decision)
         current[decision.question_key] = decision
     settled, differs = [], False
@@ -152,13 +154,13 @@ def settle_locked(item, questions=None):
             revised = group_answers(codings.latest, question)
             if len(revised) == 1:
                 settled.append((question.key, revised[0][0], Decision.Method.CONSENSUS))
-    created = Decision.objects.bulk_create(filter(None, (
+    created = _INSERT_DECISIONS.bulk_create(filter(None, (
         _automatic(item, current.get(key), key, value, method) for key, value, method in settled)))
     current.update((decision.question_key, decision) for decision in created)
     if differs and item.study.discussion_step and not item.discussion_opened_at:
         item.discussion_opened_at = timezone.now()
         Item.objects.filter(pk=item.pk).update(discussion_opened_at=item.discussion_opened_at)
-    _store(item, stored_rows(item, codings, questions, current))
+    _store(item, stored_rows(item, codings, questions, current), stored)
 
 
 _LOCK_ITEM = Statement(Item, lambda item: (
@@ -170,22 +172,33 @@ _ITEM_CODINGS = Statement(Coding, lambda item: (
     Coding.objects.filter(assignment__item_id=item)
     .annotate(submitted=Subquery(
         Assignment.objects.filter(item_id=item, status=Assignment.Status.SUBMITTED).order_by()
-        .values("item").annotate(n=Count("*")).values("n")))
-    .order_by("assignment_id", "revision").values_list(*_CODINGS, "submitted")),
+        .values("item").annotate(n=Count("*")).values("n")),
+        # Whether the item has stored disagreements and decisions: when it has none,
+        # settling neither deletes the ones it has nor reads its decisions.
+        stored=Exists(StoredDisagreement.objects.filter(item_id=OuterRef("assignment__item_id"))),
+        decided=Exists(Decision.objects.filter(item_id=OuterRef("assignment__item_id"))))
+    .order_by("assignment_id", "revision").values_list(*_CODINGS, "stored", "decided",
+                                                      "submitted")),
     Slot("item"))
+# Settling's writes, built once per process (coding.prepared).
+_CLEAR = Delete(StoredDisagreement, lambda item: StoredDisagreement.objects.filter(item_id=item),
+                Slot("item"))
+_INSERT_DECISIONS, _INSERT_STORED = Insert(Decision), Insert(StoredDisagreement)
 _DECISIONS = Statement(Decision, lambda item: (
     Decision.objects.filter(item_id=item).order_by("question_key", "revision")
     .values_list(*fields(Decision))), Slot("item"))
 
 
 def item_codings(item):
-    """(submitted assignments, ItemCodings) of one item, in one statement: what `gather`
-    gives for many items (each coder's last independent and last revision), for settling."""
+    """(submitted assignments, ItemCodings, has stored disagreements?, has decisions?) of
+    one item, in one statement: what `gather` gives for many items (each coder's last
+    independent and last revision), for settling."""
     found, submitted, coders = ItemCodings(item), 0, {}
+    stored = decided = True  # not known without a coding: as if it had them
     width = len(fields(Coding))
     for row in _ITEM_CODINGS.rows(item=item.pk):
         coding = instance(Coding, row[:width])
-        coder_id, username, submitted = row[width:]
+        coder_id, username, stored, decided, submitted = row[width:]
         if coder_id not in coders:
             coders[coder_id] = get_user_model().from_db("default", ["id", "username"],
                                                         (coder_id, username))
@@ -193,7 +206,7 @@ def item_codings(item):
         found.latest[coder] = coding  # rows come by revision: the last one stays
         if coding.phase == Coding.Phase.INDEPENDENT:
             found.independent[coder] = coding
-    return submitted or 0, found
+    return submitted or 0, found, stored, decided
 
 
 # --- the stored disagreements (the review list's rows) ---------------------------------------
@@ -231,12 +244,13 @@ def current_decisions(items):
     return newest
 
 
-def _store(item, rows):
-    """Replace the item's stored disagreements; under the item's row lock, in the
-    transaction that settles it, so they change with its codings or not at all."""
-    StoredDisagreement.objects.filter(item=item).delete()
-    if rows:
-        StoredDisagreement.objects.bulk_create(rows)
+def _store(item, rows, stored=True):
+    """Replace the item's stored disagreements (`stored`: whether it has any now); under
+    the item's row lock, in the transaction that settles it, so they change with its
+    codings or not at all."""
+    if stored:
+        _CLEAR.run(item=item.pk)
+    _INSERT_STORED.bulk_create(rows)
 
 
 def rebuild_disagreements(study, batch=500, progress=None):

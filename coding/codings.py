@@ -1,10 +1,11 @@
 """Recording codings. Every submission appends a revision; nothing is overwritten."""
 
 import re
+from datetime import datetime
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from . import limits, queue
@@ -15,8 +16,7 @@ from .codebooks import (
     unstorable_text,
 )
 from .models import Assignment, Coding, Decision, Exposure, Item
-from .prepared import Slot, Statement
-from .suggestions import was_assisted
+from .prepared import Insert, Slot, Statement, Update
 
 # A session left open overnight is not eight hours of coding.
 MAX_SECONDS = 4 * 60 * 60
@@ -60,22 +60,22 @@ def record_coding(assignment, values, *, version=None, notes="", evidence=(),
             raise NotHeld(assignment, {"values": values, "notes": notes,
                                        "evidence": list(evidence), "unsure": unsure})
     # Read after the lock, in a statement of its own: one that waited for the lock sees
-    # the revision the other submission committed meanwhile.
-    newest = _LAST_REVISION.first(assignment=assignment.pk)
-    last = newest[0] if newest else 0
+    # the revision the other submission committed meanwhile; with it, whether the coder
+    # was served a model's suggestion on the item (suggestions.was_assisted's question).
+    last, assisted = _AFTER_LOCK.first(assignment=assignment.pk)
+    last = last or 0
     if last:
         phase = max(phase, phase_for(assignment), key=PHASE_RANK.index)
-    coding = Coding.objects.create(
-        assignment=assignment, revision=last + 1, codebook_version=version, phase=phase,
-        values=cleaned, notes=notes, evidence=list(evidence), unsure=unsure,
-        seconds_spent=seconds_spent, assisted=was_assisted(assignment.pk),
-    )
-    Assignment.objects.filter(pk=assignment.pk).update(
-        status=Assignment.Status.SUBMITTED, finished_at=timezone.now(), leased_until=None,
-        draft=None, draft_saved_at=None,
-        # The queue page's time statistics read the first revision's seconds from here.
-        **({"first_seconds_spent": seconds_spent} if coding.revision == 1 else {}),
-    )
+    # Built once per process (coding.prepared): the ORM's INSERT and UPDATE, not rebuilt on
+    # every submission. Coding.save() is not called: study_id is set here as it would be.
+    coding = _INSERT_CODING.create(Coding(
+        assignment=assignment, study_id=assignment.study_id, revision=last + 1,
+        codebook_version=version, phase=phase, values=cleaned, notes=notes,
+        evidence=list(evidence), unsure=unsure, seconds_spent=seconds_spent, assisted=assisted,
+    ))
+    # The queue page's time statistics read the first revision's seconds from the assignment.
+    (_SUBMITTED_FIRST if coding.revision == 1 else _SUBMITTED).run(
+        assignment=assignment.pk, now=timezone.now(), seconds=seconds_spent)
     assignment.status = Assignment.Status.SUBMITTED
     # In this transaction: the item's automatic decisions and stored disagreements change
     # with the coding or not at all. Costs what the item holds, not what the study holds.
@@ -88,9 +88,32 @@ def record_coding(assignment, values, *, version=None, notes="", evidence=(),
 _LOCK_ASSIGNMENT = Statement(Assignment, lambda assignment: (
     Assignment.objects.select_for_update(of=("self",)).filter(pk=assignment)
     .order_by().values_list("status")), Slot("assignment"))
-_LAST_REVISION = Statement(Coding, lambda assignment: (
-    Coding.objects.filter(assignment_id=assignment).order_by("-revision")
-    .values_list("revision")[:1]), Slot("assignment"))
+# What record_coding reads once it holds the lock, in one statement: the assignment's last
+# revision (None before the first) and whether its coder was served a suggestion.
+_AFTER_LOCK = Statement(Assignment, lambda assignment: (
+    Assignment.objects.filter(pk=assignment).order_by()
+    .annotate(last=Subquery(Coding.objects.filter(assignment_id=OuterRef("pk"))
+                            .order_by("-revision").values("revision")[:1]),
+              assisted=Exists(Exposure.objects.filter(assignment_id=OuterRef("pk"),
+                                                      kind=Exposure.Kind.SUGGESTION)))
+    .values_list("last", "assisted")), Slot("assignment"))
+_INSERT_CODING = Insert(Coding)
+
+
+def _submitted(first):
+    """The assignment's UPDATE once a revision is in: submitted, its lease and draft gone,
+    and the first revision's seconds copied when it is the first."""
+    def build(assignment, now, seconds=None):
+        changes = {"status": Assignment.Status.SUBMITTED, "finished_at": now,
+                   "leased_until": None, "draft": None, "draft_saved_at": None}
+        if first:
+            changes["first_seconds_spent"] = seconds
+        return Assignment.objects.filter(pk=assignment), changes
+    return Update(Assignment, build, Slot("assignment"), Slot("now", datetime),
+                  *([Slot("seconds")] if first else []))
+
+
+_SUBMITTED_FIRST, _SUBMITTED = _submitted(True), _submitted(False)
 
 
 # From least to most informed: a revision is never recorded as less informed than it is.

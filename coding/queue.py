@@ -27,7 +27,7 @@ from workbench.models import Job
 
 from .archive import check_open
 from .models import Assignment, Coding, Item, Membership, Role
-from .prepared import Slot, Statement, fields, instance
+from .prepared import Insert, Slot, Statement, Update, fields, instance
 
 ACTIVE, SUBMITTED, SKIPPED, RELEASED = (
     Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED,
@@ -108,8 +108,13 @@ def next_item(study, coder):
 def extend_lease(assignment, study=None):
     now = timezone.now()
     lease = now + timedelta(minutes=(study or assignment.item.study).lease_minutes)
-    Assignment.objects.filter(pk=assignment.pk, status=ACTIVE).update(leased_until=lease)
+    _EXTEND.run(assignment=assignment.pk, lease=lease)
     assignment.leased_until = lease
+
+
+_EXTEND = Update(Assignment, lambda assignment, lease: (
+    Assignment.objects.filter(pk=assignment, status=ACTIVE), {"leased_until": lease}),
+    Slot("assignment"), Slot("lease", datetime))
 
 
 @transaction.atomic
@@ -125,11 +130,19 @@ def _reserve(study, coder, round):
             item=item, coder=coder, status=RELEASED).update(**fields):
         assignment = Assignment.objects.get(item=item, coder=coder)
     else:
-        assignment = Assignment.objects.create(item=item, study=study, coder=coder, **fields)
-    Item.objects.filter(pk=item.pk).update(taken=F("taken") + 1)
+        # Built once per process (coding.prepared), as the two statements below; the
+        # model's save() would only copy the study, which is given.
+        assignment = _INSERT_ASSIGNMENT.create(
+            Assignment(item=item, study=study, coder=coder, **fields))
+    _TAKE.run(item=item.pk)
     item.taken += 1
     assignment.item = item
     return assignment
+
+
+_INSERT_ASSIGNMENT = Insert(Assignment)
+_TAKE = Update(Item, lambda item: (Item.objects.filter(pk=item), {"taken": F("taken") + 1}),
+               Slot("item"))
 
 
 def _lock_next_item(study, coder, round):

@@ -24,10 +24,10 @@ def test_a_statement_gives_the_orm_rows_and_the_query_counters_see_it(alpha, peo
     coding = factories.code(alpha.papers[0], people["cora"])
     with CaptureQueriesContext(connection) as captured:
         for _ in range(3):
-            assert codings._LAST_REVISION.first(assignment=coding.assignment_id) == (1,)
-        assert codings._LAST_REVISION.first(assignment=coding.assignment_id + 999) is None
+            assert codings._AFTER_LOCK.first(assignment=coding.assignment_id) == (1, False)
+        assert codings._AFTER_LOCK.first(assignment=coding.assignment_id + 999) is None
     assert len(captured) == 4
-    assert all('"coding_coding"."assignment_id" =' in query["sql"] for query in captured)
+    assert all('"coding_assignment"."id" =' in query["sql"] for query in captured)
 
 
 @on_postgresql
@@ -35,8 +35,8 @@ def test_on_postgresql_a_statement_is_prepared_once_per_connection(alpha, people
     coding = factories.code(alpha.papers[0], people["cora"])
     assert connection.connection.prepare_threshold is not None  # the settings' option
     for _ in range(3):
-        codings._LAST_REVISION.first(assignment=coding.assignment_id)
-    found = prepared_on_the_server('"coding_coding"."assignment_id" = $1 ORDER BY 1 DESC')
+        codings._AFTER_LOCK.first(assignment=coding.assignment_id)
+    found = prepared_on_the_server('AS "assisted" FROM "coding_assignment" WHERE')
     assert len(found) == 1  # one prepared statement, run again by name
     # Django's own queries stay client-side and are never prepared.
     list(Coding.objects.filter(pk=coding.pk).values_list("revision"))
@@ -66,7 +66,7 @@ def test_without_a_prepare_threshold_nothing_is_prepared(alpha, people):
     try:
         with connection.cursor() as cursor:
             cursor.execute("DEALLOCATE ALL")
-        assert codings._LAST_REVISION.first(assignment=coding.assignment_id) == (1,)
+        assert codings._AFTER_LOCK.first(assignment=coding.assignment_id) == (1, False)
         assert not prepared_on_the_server('"coding_coding"')
     finally:
         raw.prepare_threshold = threshold
