@@ -532,14 +532,14 @@ NEXT_ITEM_STATEMENTS = 8  # held already? lapsed leases; the round; savepoint, l
                           # insert the assignment, taken + 1, release
 SUBMIT_STATEMENTS = {
     # the published version (its questions cached per process); savepoint, lock the
-    # assignment, its last revision, a model's suggestion shown?, insert the coding, update
-    # the assignment, lock the item, its codings; not yet complete: clear its stored
-    # disagreements; release; after commit: is the agreement job already waiting?
-    "first of two": 12,
-    # complete: also its decisions read and the agreed ones inserted
-    "completing, agreeing": 14,
-    # ... and its stored disagreements written
-    "completing, differing": 15,
+    # assignment, its last revision and a model's suggestion shown? (one statement), insert
+    # the coding, update the assignment, lock the item, its codings (and whether it has
+    # decisions and stored disagreements); release; after commit: is the agreement job due?
+    "first of two": 10,
+    # complete: also the agreed decisions inserted (its decisions read only if it has any)
+    "completing, agreeing": 11,
+    # ... and its stored disagreements written (cleared first only if it had any)
+    "completing, differing": 12,
 }
 
 
