@@ -229,7 +229,8 @@ class Insert:
         features = connection.features
         rows = len(objs)
         if not (features.can_return_columns_from_insert
-                and (rows == 1 or features.can_return_rows_from_bulk_insert)):
+                and (rows == 1 or features.can_return_rows_from_bulk_insert)
+                and rows <= connection.ops.bulk_batch_size(self.fields, objs)):
             return self._orm(connection, objs)
         if any(obj.pk is not None or any(hasattr(getattr(obj, field.attname), "resolve_expression")
                                          for field in self.fields) for obj in objs):
