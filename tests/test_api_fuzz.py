@@ -21,19 +21,21 @@ at once, so no request reaches, or waits for, the network.
 
 `pytest -s` prints how each operation answered (status: count) at the end.
 
-The fuzzer's findings, each fixed where it arose, are the regression tests at the end.
+The fuzzer's findings, each fixed where it arose, are the regression tests in
+tests/test_api_fuzz_findings.py (apart: they build their own rows, and this module's world
+stays open until its last test).
 """
 
-import json
 import traceback
 from collections import Counter, defaultdict
 from types import SimpleNamespace
 
 import pytest
 import schemathesis
+from django.conf import settings as django_settings
 from django.core.signals import got_request_exception, request_finished, request_started
 from django.db import DatabaseError, close_old_connections, transaction
-from django.urls import reverse
+from django.test import TestCase, override_settings
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
@@ -44,12 +46,13 @@ from schemathesis.specs.openapi.checks import status_code_conformance
 
 from coding import adjudication, queue
 from coding.export.jobs import start_export
-from coding.models import Assignment, Decision, Framework
+from coding.models import Assignment, Framework
 from ingest import imports
 from ingest.clients.http import FetchError
 from tests import permission_rows
+from tests.conftest import make_alpha, make_beta, make_people
 from tests.factories import code
-from workbench.models import ApiToken, Job
+from workbench.models import ApiToken
 from workbench.wsgi import application
 
 EXAMPLES_PER_OPERATION = 25
@@ -69,12 +72,31 @@ def _offline_client(**_):
     raise FetchError("no network in the API fuzz test")
 
 
-@pytest.fixture
-def world(alpha, beta, people, django_capture_on_commit_callbacks, monkeypatch, stored_files):
-    """Alpha with work in every state; the people's tokens; the ids paths draw from."""
-    for fmt in imports.CLIENTS:
-        monkeypatch.setitem(imports.CLIENTS, fmt, _offline_client)
-    # Exports and uploads go to this test's folder, not var/ (job ids repeat across tests).
+@pytest.fixture(scope="module")
+def shared_world(django_db_setup, django_db_blocker, tmp_path_factory):
+    """Alpha with work in every state; the people's tokens; the ids paths draw from. Built
+    once for the module's operations inside a transaction rolled back at its end: each
+    operation's test runs in a savepoint within it (pytest-django's `db`), and each case
+    in a savepoint of its own (test_no_server_error), so every operation starts from the
+    same rows, as if each had built its own."""
+    # Exports and uploads go to the module's folder, not var/.
+    storages = {**django_settings.STORAGES, "default": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": tmp_path_factory.mktemp("fuzz-stored"), "allow_overwrite": True}}}
+    with (django_db_blocker.unblock(),
+          override_settings(STORAGES=storages, PASSWORD_HASHERS=[
+              "django.contrib.auth.hashers.MD5PasswordHasher"]),
+          transaction.atomic()):
+        yield build_world()
+        transaction.set_rollback(True)
+
+
+def build_world():
+    people = make_people()
+    alpha, beta = make_alpha(people), make_beta(people)
+    # The open assignment's lease must outlive the module on a slow machine.
+    alpha.lease_minutes = 24 * 60
+    alpha.save(update_fields=["lease_minutes"])
     cora, cyril, ada, olive = (people[n] for n in ("cora", "cyril", "ada", "olive"))
     first, second, third = alpha.papers
     code(first, cora, label="analysis")
@@ -85,7 +107,7 @@ def world(alpha, beta, people, django_capture_on_commit_callbacks, monkeypatch, 
     held = queue.next_item(alpha, cora)  # an open assignment
     framework = Framework.objects.create(study=alpha, name="ExampleFramework",
                                          repository="example/framework")
-    with django_capture_on_commit_callbacks(execute=True):
+    with TestCase.captureOnCommitCallbacks(execute=True):
         export = start_export(alpha, olive, shapes=["long", "decisions"], fmt="csv")
 
     headers, own_tokens, spare_tokens = {}, set(), []
@@ -116,6 +138,14 @@ def world(alpha, beta, people, django_capture_on_commit_callbacks, monkeypatch, 
             "assignment": [held.pk, *Assignment.objects.filter(item__study=alpha)
                            .exclude(pk=held.pk).order_by("pk").values_list("pk", flat=True)],
         })
+
+
+@pytest.fixture
+def world(shared_world, db, monkeypatch):
+    """The module's world, in this test's savepoint; no request reaches the network."""
+    for fmt in imports.CLIENTS:
+        monkeypatch.setitem(imports.CLIENTS, fmt, _offline_client)
+    return shared_world
 
 
 def real_values(path, name):
@@ -278,8 +308,8 @@ def print_statuses():
 
 @schema.parametrize()
 @settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, derandomize=True, database=None,
-          # The database fixtures are per test on purpose (each operation starts from the same
-          # rows); schema-driven bodies are large and slow to generate by nature.
+          # The world is the module's, each operation's test in a savepoint (each starts from
+          # the same rows); schema-driven bodies are large and slow to generate by nature.
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                  HealthCheck.data_too_large, HealthCheck.large_base_example,
                                  HealthCheck.filter_too_much])
@@ -301,149 +331,3 @@ def test_no_server_error(case, fuzz, server_errors, django_capture_on_commit_cal
         for error in server_errors[seen:]:
             failure.add_note(error)
         raise
-
-
-# --- what the fuzzer found, as plain requests ----------------------------------------------
-
-@pytest.fixture
-def api(alpha, people):
-    """A client speaking for a person with an API token: api("cora").get(...)."""
-    from django.test import Client
-
-    def client(name):
-        _, key = ApiToken.objects.create(people[name], name="regression")
-        return Client(HTTP_AUTHORIZATION=f"Token {key}")
-
-    return client
-
-
-def send(client, method, url, body):
-    return getattr(client, method)(url, json.dumps(body), content_type="application/json")
-
-
-def test_id_filters_take_whole_numbers_in_the_id_range(api, alpha):
-    """A huge or fractional ?item= reached the query as a Decimal (NumberFilter): SQLite
-    could not bind it (OverflowError, 500)."""
-    olive = api("olive")
-    for value in ("-1.291530621163313e+20", "99999999999999999999", "2.5", "0"):
-        answer = olive.get(f"/api/studies/{alpha.slug}/decisions/", {"item": value})
-        assert answer.status_code == 400, value
-        assert "item" in answer.json()
-    item = alpha.papers[0].pk
-    assert olive.get(f"/api/studies/{alpha.slug}/codings/", {"item": item}).status_code == 200
-    assert olive.get(f"/api/studies/{alpha.slug}/items/", {"codebook": 2**63}).status_code == 400
-
-
-def test_datetime_filters_reach_the_database_in_utc(api, alpha):
-    """PostgreSQL refused an offset beyond ±15:59 (DataError, 500); near year 1 or 9999 the
-    conversion to UTC overflowed on SQLite (OverflowError, 500)."""
-    olive = api("olive")
-    items = f"/api/studies/{alpha.slug}/items/"
-    assert olive.get(items, {"added_after": "0274-04-14T00:54:48+18:40"}).json()["count"] == 3
-    for value in ("0001-01-01T00:00:00+18:00", "9999-12-31T23:59:00-18:00"):
-        answer = olive.get(items, {"added_after": value})
-        assert answer.status_code == 400, value
-        assert answer.json() == {
-            "added_after": ["That moment is outside the years 1 to 9999 in UTC."]}
-    codings = f"/api/studies/{alpha.slug}/codings/"
-    assert olive.get(codings, {"submitted_before": "9999-12-31T23:59:00-18:00"}).status_code == 400
-
-
-def test_a_draft_with_text_the_database_cannot_keep_is_refused(api, alpha, people, client_for):
-    """A NUL character (or a lone surrogate) in a draft reached the jsonb column: PostgreSQL
-    refused it (DataError, 500)."""
-    held = queue.next_item(alpha, people["cora"])
-    cora = api("cora")
-    draft = f"/api/studies/{alpha.slug}/assignments/{held.pk}/draft/"
-    for body, field, char in [({"values": {"note": "a\u0000b"}}, "values", "U+0000"),
-                              ({"values": {"no\u0000te": "ab"}}, "values", "U+0000"),
-                              # Refused by the JSON parser itself (workbench/parsers.py).
-                              ({"values": {"note": "a\ud800b"}}, "detail",
-                               "values.note holds a lone surrogate"),
-                              ({"values": {}, "evidence": [{"quote": "\u0000"}]}, "evidence",
-                               "U+0000")]:
-        answer = send(cora, "put", draft, body)
-        assert answer.status_code == 400, body
-        assert char in str(answer.json()[field])
-    held.refresh_from_db()
-    assert held.draft is None
-    # The coding page's draft (htmx) goes through the same function.
-    page = client_for(people["cora"]).post(
-        reverse("code-draft", args=[alpha.slug, held.pk]), {"q-note": "a\x00b"})
-    assert page.status_code == 400
-    assert b"NUL" in page.content
-
-
-def test_text_answers_the_database_cannot_keep_are_refused(api, alpha, people):
-    """A NUL in a text answer passed check_values into a coding or a decision (500 on
-    PostgreSQL); a lone surrogate failed on both databases."""
-    held = queue.next_item(alpha, people["cora"])
-    answers = {"label": "analysis", "size_b": 7, "failures": ["none"], "code_released": "no"}
-    submitted = send(api("cora"), "post",
-                     f"/api/studies/{alpha.slug}/assignments/{held.pk}/submit/",
-                     {"values": {**answers, "note": "x\u0000"}})
-    assert submitted.status_code == 400
-    assert submitted.json() == {"note": ["text may not contain a NUL character (U+0000)"]}
-
-    review = f"/api/studies/{alpha.slug}/items/{alpha.papers[0].pk}/review/"
-    decided = send(api("ada"), "post", review,
-                   {"question": "note", "value": "x\u0000", "rationale": "A reason."})
-    assert decided.status_code == 400
-    assert decided.json() == {"note": ["text may not contain a NUL character (U+0000)"]}
-    assert not Decision.objects.exists()
-    # A lone surrogate is refused when the JSON is read, before any view sees it; the
-    # check in check_answer still guards the other doors (forms, commands).
-    from coding.codebooks import check_answer
-
-    question = alpha.paper_codebook.current_version().questions.get(key="note")
-    with pytest.raises(ValueError, match=r"lone surrogate \(U\+DC00\)"):
-        check_answer(question, "x\udc00")
-
-
-def test_an_import_source_the_database_cannot_keep_is_refused(api, alpha):
-    """Source and screening are kept on the job as JSON: a NUL failed on PostgreSQL, a lone
-    surrogate on both databases. A bad screening rule is named as such."""
-    olive = api("olive")
-    url = f"/api/studies/{alpha.slug}/imports/"
-    search = {"format": "arxiv_api", "search_query": "cat:cs.LG"}
-    for body, field in [({"source": {**search, "search_query": "a\u0000"}}, "source"),
-                        ({"source": {**search, "search_query": "a\ud800"}}, "detail"),
-                        ({"source": search, "screening": {"query": "a\u0000"}}, "screening")]:
-        answer = send(olive, "post", url, body)
-        assert answer.status_code == 400, body
-        assert list(answer.json()) == [field]
-    bad_rule = send(olive, "post", url, {"source": search,
-                                         "screening": {"query": "(", "regex": True}})
-    assert bad_rule.status_code == 400
-    assert list(bad_rule.json()) == ["screening"]
-    assert not Job.objects.exists()
-
-
-def test_a_lone_surrogate_in_json_is_a_bad_request(api, alpha):
-    answer = send(api("olive"), "post", f"/api/studies/{alpha.slug}/exports/",
-                  {"format": "\ud800"})
-    assert answer.status_code == 400
-    assert "format holds a lone surrogate" in answer.json()["detail"]
-
-
-def test_an_import_path_too_long_for_the_file_system_is_a_bad_request(api, alpha):
-    answer = send(api("olive"), "post", f"/api/studies/{alpha.slug}/imports/",
-                  {"source": {"format": "csv_file", "path": "a" * 5000,
-                              "mapping": {"key": "id", "title": "title"}}})
-    assert answer.status_code == 400
-    assert list(answer.json()) == ["source"]
-
-
-def test_an_export_of_no_tables_is_a_bad_request(api, alpha):
-    answer = send(api("olive"), "post", f"/api/studies/{alpha.slug}/exports/", {"shapes": []})
-    assert answer.status_code == 400 and list(answer.json()) == ["shapes"]
-
-
-def test_json_nested_past_what_the_parser_reads_is_a_bad_request(api, alpha):
-    body = "[" * 200_000 + "]" * 200_000
-    answer = api("olive").generic("PATCH", f"/api/studies/{alpha.slug}/", body,
-                                  content_type="application/json")
-    assert answer.status_code == 400 and "nested too deeply" in answer.json()["detail"]
-    multipart = api("olive").post(f"/api/studies/{alpha.slug}/imports/",
-                                  {"source": "[" * 200_000 + "]" * 200_000})
-    assert multipart.status_code == 400
