@@ -175,6 +175,13 @@ if DATABASE_URL:
             # reached by statements that ask to be prepared. Off (0) behind a pooler in
             # transaction mode, which cannot keep prepared statements.
             DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 1_000_000
+            # And planned once: PostgreSQL plans a prepared statement's first five runs
+            # for their values before it keeps a generic plan, and a coder's connection
+            # runs each hot statement only a few times a minute, so without this the plan
+            # was made again on nearly every step. Their constants are written into the SQL
+            # (coding/prepared.py), so the generic plan keeps the partial indexes; only
+            # prepared statements are affected, and only these ask to be prepared.
+            DATABASES["default"]["OPTIONS"]["options"] += " -c plan_cache_mode=force_generic_plan"
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
