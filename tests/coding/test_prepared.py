@@ -1,24 +1,14 @@
 """The coder's hot statements (coding/prepared.py): prepared on PostgreSQL, seen by the query
 counters, the same rows as the ORM's; and the after-submit agreement check built on them."""
 
-import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from coding import codings, queue, snapshots
 from coding.models import AgreementSnapshot, Coding
 from tests import factories
+from tests.postgresql import on_postgresql, prepared_on_the_server
 from workbench.models import Job
-
-on_postgresql = pytest.mark.skipif(connection.vendor != "postgresql",
-                                   reason="prepared statements are PostgreSQL's")
-
-
-def prepared_on_the_server(fragment):
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements")
-        return [sql for (sql,) in cursor.fetchall() if fragment in sql]
-
 
 def test_a_statement_gives_the_orm_rows_and_the_query_counters_see_it(alpha, people):
     coding = factories.code(alpha.papers[0], people["cora"])

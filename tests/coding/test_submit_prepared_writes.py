@@ -4,27 +4,16 @@ prepared on the server like the hot reads (issue 13)."""
 
 from datetime import timedelta
 
-import pytest
-from django.db import connection
 from django.db.models.signals import post_save, pre_delete
 from django.utils import timezone
 
 from coding import adjudication, codings, queue
 from coding.models import Assignment, Coding, Decision, Item, StoredDisagreement
 from tests import factories
+from tests.postgresql import on_postgresql, prepared_on_the_server
 
 ANSWERS = {"label": "analysis", "size_b": 7, "failures": ["none"], "code_released": "no"}
 QUOTE = [{"question": "label", "field": "title", "quote": "Invented"}]
-
-on_postgresql = pytest.mark.skipif(connection.vendor != "postgresql",
-                                   reason="prepared statements are PostgreSQL's")
-
-
-def prepared_on_the_server(fragment):
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements")
-        return [sql for (sql,) in cursor.fetchall() if fragment in sql]
-
 
 def test_a_submission_stores_every_field_of_the_coding_and_the_assignment(alpha, people):
     held = queue.assign(alpha.papers[0], people["cora"])
