@@ -7,6 +7,8 @@ to the data it is exactly that. Translations of the texts (coding.codebook_trans
 are compared text by text, per language, question and option: `translations`.
 """
 
+from django.utils.translation import gettext, ngettext, pgettext
+
 from .codebook_translations import OPTION_TEXTS, QUESTION_TEXTS
 
 QUESTION_FIELDS = ("text", "kind", "definition", "required", "level", "unit", "show_if",
@@ -61,21 +63,33 @@ def is_empty(found):
     return not any(found.get(part) for part in PARTS)
 
 
+def change_counts(found):
+    """What an audit entry keeps of a diff: how many questions were added, removed and
+    changed, and whether the order, the name or description, or translations changed
+    (numbers and flags, put into words when shown: `summary_line`)."""
+    return {"added": len(found["added"]), "removed": len(found["removed"]),
+            "changed": len(found["changed"]), "order": bool(found["order"]),
+            "codebook": bool(found["codebook"]), "translations": bool(found.get("translations"))}
+
+
 def summary_line(found):
-    """'1 question added, 2 changed; order changed' (or 'no changes'): for notes and lists."""
-    counts = [(len(found["added"]), "added"), (len(found["removed"]), "removed"),
-              (len(found["changed"]), "changed")]
-    parts = []
-    for n, word in counts:
-        if n:
-            parts.append(f"{n} {word}" if parts else f"{n} question{'s' * (n != 1)} {word}")
-    if found["order"]:
-        parts.append("order changed")
-    if found["codebook"]:
-        parts.append("name or description changed")
-    if found.get("translations"):
-        parts.append("translations changed")
-    return ", ".join(parts) or "no changes"
+    """'1 question added, 2 questions changed, order changed' (or 'no changes') in the
+    active language, from a diff or its `change_counts`."""
+    counts = found if isinstance(found.get("added"), int) else change_counts(found)
+    phrases = (
+        ("added", lambda n: ngettext("%(n)d question added", "%(n)d questions added", n)),
+        ("removed", lambda n: ngettext("%(n)d question removed", "%(n)d questions removed", n)),
+        ("changed", lambda n: ngettext("%(n)d question changed", "%(n)d questions changed", n)),
+    )
+    parts = [words(counts[part]) % {"n": counts[part]}
+             for part, words in phrases if counts.get(part)]
+    if counts.get("order"):
+        parts.append(gettext("order changed"))
+    if counts.get("codebook"):
+        parts.append(gettext("name or description changed"))
+    if counts.get("translations"):
+        parts.append(gettext("translations changed"))
+    return pgettext("list separator", ", ").join(parts) or gettext("no changes")
 
 
 def _by(rows, field):

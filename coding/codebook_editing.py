@@ -21,7 +21,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from . import audit, queue
-from .codebook_diff import diff, summary_line
+from .codebook_diff import change_counts, diff
 from .codebook_spec import InvalidSpec, SpecError, check, save_draft, spec_of
 from .codebook_translations import pruned
 from .codebooks import check_answer, draft_new_version, questions_with_options
@@ -133,7 +133,7 @@ def save_spec(version, actor, spec, base=None):
     audit.record(actor, version.codebook.study, "codebook.edit",
                  audit.target_of("codebook_version", codebook=version.codebook.name,
                                  number=version.number),
-                 changes=summary_line(changes), questions=len(spec.get("questions") or []))
+                 changes=change_counts(changes), questions=len(spec.get("questions") or []))
     return version
 
 
@@ -176,7 +176,7 @@ def publish_draft(codebook, actor, note, open_assignments, number=None):
                  audit.target_of("codebook_version", codebook=codebook.name, number=draft.number),
                  note=note,
                  open_assignments=open_assignments, **counts,
-                 changes=summary_line(diff(spec_of(before) if before else None, spec)))
+                 changes=change_counts(diff(spec_of(before) if before else None, spec)))
     return draft, counts
 
 

@@ -20,6 +20,7 @@ from django.utils.translation import gettext_lazy, pgettext_lazy
 from . import presets
 from .access import may_create_study
 from .audit import entries_for, record, target_in_words, target_of
+from .codebook_diff import summary_line
 from .codebook_spec import spec_of
 from .codebooks import create_codebook
 from .models import (
@@ -499,7 +500,11 @@ def details_in_words(details, action=""):
         if key in ("from", "to"):
             continue
         label = str(DETAIL_WORDS.get(key) or key.replace("_", " "))
-        if _is_changes(value):  # {field: {"from", "to"}}: each field a part of its own
+        if key == "changes" and isinstance(value, dict) and "added" in value:
+            # A codebook's change_counts; older entries kept an English sentence.
+            parts.append(_("%(label)s: %(value)s") % {"label": label,
+                                                      "value": summary_line(value)})
+        elif _is_changes(value):  # {field: {"from", "to"}}: each field a part of its own
             parts.append(details_in_words(value))
         elif isinstance(value, dict) and set(value) == {"from", "to"}:
             parts.append(_("%(label)s: %(old)s → %(new)s") % {

@@ -153,6 +153,8 @@ def test_the_audit_page_reads_every_entry_in_chinese_and_in_english(trail, peopl
                   "未完成的分配：切换到新版本", "适用于：论文"):
         assert words in html, words
     assert "“coder”" not in html and "“unweighted”" not in html
+    # A codebook's edits and publications say what changed in the reader's language.
+    assert re.search(r"改动：新增 \d+ 个问题", html) and "question" not in html
 
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
     html = client.get(url).content.decode()
@@ -163,6 +165,7 @@ def test_the_audit_page_reads_every_entry_in_chinese_and_in_english(trail, peopl
         assert words in cells, (words, cells)
     assert any(re.fullmatch(r"invite \d+ as viewer", c) for c in cells), cells
     assert re.search(r"order: \d+ → 7", html)
+    assert re.search(r"changes: \d+ questions? added", html)
     assert "failure addressed: “drift” → “collapse”" in html
     for words in ("from coder to adjudicator", "role: viewer", "second: the final decisions",
                   "weighting: unweighted", "open assignments: switched to the new version",
