@@ -483,6 +483,7 @@ VALUE_WORDS = {
     "permission": {"create_study": pgettext_lazy("audit detail", "create studies")},
     "applies_to": {"paper": pgettext_lazy("audit detail", "papers"),
                    "thread": pgettext_lazy("audit detail", "threads")},
+    "preset": {key: preset.label for key, preset in PRESETS.items()},
 }
 ROLE_CHANGES = {"member.role"}  # actions whose from/to are roles
 

@@ -155,6 +155,7 @@ def test_the_audit_page_reads_every_entry_in_chinese_and_in_english(trail, peopl
     assert "“coder”" not in html and "“unweighted”" not in html
     # A codebook's edits and publications say what changed in the reader's language.
     assert re.search(r"改动：新增 \d+ 个问题", html) and "question" not in html
+    assert "预设：RL 纳入研究" in html and "rl-inclusion" not in html  # the preset by its name
 
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
     html = client.get(url).content.decode()

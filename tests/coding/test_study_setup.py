@@ -498,7 +498,7 @@ def test_every_change_here_is_in_the_trail_in_words(creator, client_for):
     html = client.get(f"/studies/{study.slug}/audit/").content.decode()
     for words in ("created the study", "renamed the study", "from “Audited” to “Audited again”",
                   "changed settings", "overlap: 2 → 3", "archived the study",
-                  "restored the study", "preset: “threads”"):
+                  "restored the study", "preset: Thread study: the thread codebook only"):
         assert words in html, words
 
 
