@@ -62,6 +62,15 @@ def user_language(user):
     return stored_language(user) or settings.LANGUAGE_CODE
 
 
+def job_language(job):
+    """The language a job writes its progress, refusals and log in: the one it was started
+    in (`params["language"]`: the page's for a page, English from the API, whose readers
+    are scripts, and from the commands); for a job started before that was kept, its
+    owner's."""
+    language = job.params.get("language")
+    return language if language in language_codes() else user_language(job.created_by)
+
+
 def remember_language(user, code):
     """Store the person's choice (checked; UnknownLanguage if it is not offered)."""
     check_language(code)

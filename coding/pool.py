@@ -12,7 +12,6 @@ import re
 from dataclasses import asdict, dataclass, field
 from datetime import date
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext, gettext_noop
@@ -221,18 +220,14 @@ def readable(study, params):
 
 @jobs.job_handler("import_to_study")
 def run_import_job(job, report):
-    from .languages import user_language
+    from .languages import job_language
     from .models import Study
 
     study = Study.objects.get(pk=job.params["study"])
-    # Its progress, refusals and bad records' lines are written in the language of whoever
-    # started it, as they read where they started it (the page's language; English from
-    # the API, whose readers are scripts); older jobs, in their owner's. The counts keep
-    # their keys (the job page names them: workbench_jobs.counter_label).
-    language = job.params.get("language")
-    if language not in dict(settings.LANGUAGES):
-        language = user_language(job.created_by)
-    with translation.override(language):
+    # Its progress, refusals and bad records' lines are written in the language it was
+    # started in. The counts keep their keys (the job page names them:
+    # workbench_jobs.counter_label).
+    with translation.override(job_language(job)):
         counts = import_into_study(study, job.params["source"],
                                    Screening.from_dict(job.params.get("screening")),
                                    round=job.params.get("round", Item.Round.MAIN), job=job,

@@ -458,20 +458,21 @@ def start_import(study, user, path, fmt="", dry_run=False):
         check_open(study)
     return jobs.enqueue("import_rater_codings", {
         "study": study.pk, "study_slug": study.slug, "path": str(path),
-        "format": format_of(path, fmt), "dry_run": bool(dry_run)}, user=user)
+        "format": format_of(path, fmt), "dry_run": bool(dry_run),
+        "language": translation.get_language()}, user=user)  # see languages.job_language
 
 
 @jobs.job_handler("import_rater_codings")
 def run_import(job, report):
     """Re-running it is harmless: the import is one transaction and idempotent."""
-    from .languages import user_language
+    from .languages import job_language
     from .models import Study
 
     study = Study.objects.get(pk=job.params["study"])
     path, fmt = job.params["path"], job.params["format"]
     total = max(count_rows(path) - (fmt == "csv"), 0)
-    # The messages the job keeps are written in the language of whoever started it.
-    with translation.override(user_language(job.created_by)):
+    # The messages the job keeps are written in the language it was started in.
+    with translation.override(job_language(job)):
         progress = lambda done: report(  # noqa: E731
             done, total, _("%(done)s of %(total)s rows read")
             % {"done": f"{done:,}", "total": f"{total:,}"})

@@ -335,8 +335,11 @@ def test_the_audit_page_reads_in_chinese_from_the_stored_keys(alpha, people, cli
     assert {row["action_words"] for row in rows} >= {"changed settings", "added a member"}
 
 
-def test_a_rater_import_job_writes_its_errors_in_the_language_its_owner_chose(
+def test_a_rater_import_job_writes_its_errors_in_the_language_it_was_started_in(
         alpha, people, client_for, tmp_path, django_capture_on_commit_callbacks):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.utils import translation
+
     from coding.raters import add_rater
     from coding.raters_import import start_import
     from workbench.models import Job
@@ -345,10 +348,12 @@ def test_a_rater_import_job_writes_its_errors_in_the_language_its_owner_chose(
     remember_language(olive, "zh-hans")
     add_rater(alpha, olive, kind="model", name="labeller", model_version="v1")
     key = alpha.papers[0].document.key
+    rows = (f"item,rater,question,value\n{key},nobody,label,analysis\n"
+            f"{key},labeller,colour,red\n")
     bad = tmp_path / "labels.csv"
-    bad.write_text(f"item,rater,question,value\n{key},nobody,label,analysis\n"
-                   f"{key},labeller,colour,red\n")
-    with django_capture_on_commit_callbacks(execute=True):
+    bad.write_text(rows)
+    # Started on a page she reads in Chinese: the job writes Chinese.
+    with translation.override("zh-hans"), django_capture_on_commit_callbacks(execute=True):
         job = start_import(alpha, olive, str(bad))
     job = Job.objects.get(pk=job.pk)
     assert job.status == "failed"
@@ -358,6 +363,16 @@ def test_a_rater_import_job_writes_its_errors_in_the_language_its_owner_chose(
     assert ("第 2 行，rater", "本研究中没有评分者 'nobody'；请先在评分者页面添加") in events
     page = client_for(olive).get(f"/jobs/{job.pk}/").content.decode()
     assert "评分者编码导入" in page and "Import_rater_codings" not in page
+
+    # The same file through the API, whose readers are scripts: English, whatever she reads.
+    upload = SimpleUploadedFile("labels.csv", rows.encode(), content_type="text/csv")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_for(olive).post(f"/api/studies/{alpha.slug}/rater-codings/",
+                                          {"file": upload})
+    assert response.status_code == 202, response.content
+    job = client_for(olive).get(f"/api/jobs/{response.json()['id']}/").json()
+    assert job["error"].startswith("RaterImportError: 2 bad rows, nothing imported"), job
+    assert "第" not in job["error"]
 
     forget_language(olive)  # the English stays as it was
     with django_capture_on_commit_callbacks(execute=True):
