@@ -100,6 +100,20 @@ def test_the_owners_pages_pass_axe(demo, open_as, live_server, language):
         assert serious_violations(page, f"owner-{name}-{language}") == [], name
 
 
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_agreement_page_with_its_methods_text_in_both_languages_passes_axe(
+        demo, open_as, live_server, language):
+    page = open_as("owner", language)
+    page.goto(f"{live_server.url}/studies/{DEMO_SLUG}/agreement/")
+    texts = page.locator("#paper textarea.paper")
+    # The reader's language first, the other beside it; each with its own copy button.
+    assert [texts.nth(i).get_attribute("lang") for i in range(texts.count())] == (
+        LANGUAGES if language == "en" else LANGUAGES[::-1])
+    assert texts.nth(1).input_value().startswith(("Reliability", "信度"))
+    assert page.locator("#paper button.copy-text:visible").count() == 2
+    assert serious_violations(page, f"owner-agreement-{language}") == []
+
+
 def test_a_chinese_reader_sees_chinese_chrome_and_the_codebook_in_chinese(demo, open_as,
                                                                           live_server):
     page = open_as("coder1", "zh-hans")
