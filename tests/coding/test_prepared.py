@@ -1,11 +1,15 @@
 """The coder's hot statements (coding/prepared.py): prepared on PostgreSQL, seen by the query
 counters, the same rows as the ORM's; and the after-submit agreement check built on them."""
 
+import pytest
 from django.db import connection
+from django.forms.models import model_to_dict
+from django.http import Http404
 from django.test.utils import CaptureQueriesContext
 
 from coding import codings, queue, snapshots
-from coding.models import AgreementSnapshot, Coding
+from coding.access import access_assignment
+from coding.models import AgreementSnapshot, Assignment, Coding
 from tests import factories
 from tests.postgresql import on_postgresql, prepared_on_the_server
 from workbench.models import Job
@@ -18,6 +22,34 @@ def test_a_statement_gives_the_orm_rows_and_the_query_counters_see_it(alpha, peo
         assert codings._AFTER_LOCK.first(assignment=coding.assignment_id + 999) is None
     assert len(captured) == 4
     assert all('"coding_assignment"."id" =' in query["sql"] for query in captured)
+
+
+def test_a_coder_gets_their_assignment_with_what_the_coding_page_shows_in_one_statement(
+        alpha, beta, people, django_assert_num_queries):
+    """access_assignment reads the assignment, its item, snapshot, codebook and document in one
+    prepared statement: each the same row as the ORM's select_related loads; another coder's
+    assignment, or one asked for under another study, does not exist."""
+    cora, cyril = people["cora"], people["cyril"]
+    mine = queue.next_item(alpha, cora)
+    Assignment.objects.filter(pk=mine.pk).update(draft={"values": {"label": "analysis"}})
+    theirs = queue.next_item(alpha, cyril)
+    with django_assert_num_queries(1):
+        got = access_assignment(cora, alpha, mine.pk)
+    orm = (Assignment.objects.select_related("item__snapshot", "item__codebook",
+                                             "item__document").get(pk=mine.pk))
+    assert got.item.study is alpha
+    for read, expected in ((got, orm), (got.item, orm.item), (got.item.snapshot, orm.item.snapshot),
+                           (got.item.codebook, orm.item.codebook),
+                           (got.item.document, orm.item.document)):
+        assert type(read) is type(expected)
+        assert model_to_dict(read) == model_to_dict(expected)
+        assert read.pk == expected.pk and not read._state.adding
+    assert got.draft == {"values": {"label": "analysis"}}  # JSON as the ORM converts it
+    assert got.leased_until == orm.leased_until  # an aware datetime
+    for user, study, pk in ((cora, alpha, theirs.pk), (cyril, alpha, mine.pk),
+                            (cora, beta, mine.pk), (cora, alpha, mine.pk + 999)):
+        with pytest.raises(Http404):
+            access_assignment(user, study, pk)
 
 
 @on_postgresql
