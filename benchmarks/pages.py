@@ -39,8 +39,8 @@ that is rolled back, and must add no decision. At the smallest size the product'
 `adjudication.disagreements` must find exactly the disagreements built. Then, when the
 project has it (`manage.py help rebuild_disagreements` succeeds), `manage.py
 rebuild_disagreements <slug>` gives the bulk-built data its stored disagreements; without
-it a warning is printed and the run goes on. VACUUM ANALYZE follows each build, as
-autovacuum would have done by the time a study holds this much.
+it a warning is printed and the run goes on. VACUUM ANALYZE runs before the rebuild and
+after it, as autovacuum would have done by the time a study holds this much.
 
 The servers, started once, on 127.0.0.1 only (a free port, never 8000): gunicorn
 (`workbench.wsgi`, 2 sync workers) and a Celery worker (solo pool, on
@@ -1153,6 +1153,10 @@ def main(args):
                     f"complete items ({built.disagreeing:,} disagreeing, {built.adjudicated:,} "
                     f"of them adjudicated), {built.partial:,} with one coding, "
                     f"{built.codings:,} codings, {built.decisions:,} decisions")
+                # The tables' statistics first, as autovacuum would have gathered them by the
+                # time a study holds this much: without them the rebuild's per-batch reads
+                # are planned blind (100k: 592 s, against 99 s with them).
+                vacuum_analyze()
                 check_settled(built)
                 rebuild(servers, built.study.slug)
                 if size == args.sizes[0]:
