@@ -57,12 +57,23 @@ def subset_intervals(codes, labels, level, subsets, confidence=0.95, n_boot=1000
     their contributions to the coincidence matrix are found once for every subset; a
     subset is then its count of units per pattern (its alpha) and ``n_boot`` multinomial
     draws from those counts (its interval), seeded alike for each subset. The same alpha
-    and the same distribution of resamples as alpha_interval on the subset alone."""
+    and the same distribution of resamples as alpha_interval on the subset alone.
+
+    ``subsets`` may instead be one integer array, each unit's subset number (-1 for
+    none), for subsets that do not overlap (the drift's windows): the result is then for
+    subsets 0 to the largest number, and every subset's counts come from one pass over
+    the units instead of one pass per subset."""
     codes = np.asarray(codes, dtype=np.int64)
+    numbered = isinstance(subsets, np.ndarray) and subsets.dtype.kind in "iu"
+    if numbered:
+        subsets = subsets.astype(np.int64)
+        how_many = int(subsets.max()) + 1 if subsets.size else 0
+    else:
+        how_many = len(subsets)
     pairable = (codes >= 0).sum(axis=1) >= 2
     nothing = (float("nan"),) * 3
     if not pairable.any():
-        return [nothing for _ in subsets]
+        return [nothing for _ in range(how_many)]
     if distance is None:
         coded = agreement._coded_for_level(agreement._Coded(codes[pairable], list(labels)),
                                            level, list(labels))
@@ -77,9 +88,16 @@ def subset_intervals(codes, labels, level, subsets, confidence=0.95, n_boot=1000
     # counts are then one selection and one count, whatever the size of the rest.
     pattern_of = np.full(len(codes), len(patterns.counts), dtype=np.int64)
     pattern_of[pairable] = patterns.inverse
-    for mask in subsets:
-        counts = np.bincount(pattern_of[np.asarray(mask)],
-                             minlength=len(patterns.counts) + 1)[:-1]
+    width = len(patterns.counts) + 1
+    if numbered:
+        chosen = subsets >= 0
+        every = np.bincount(subsets[chosen] * width + pattern_of[chosen],
+                            minlength=how_many * width).reshape(how_many, width)
+        subset_counts = (row[:-1] for row in every)
+    else:
+        subset_counts = (np.bincount(pattern_of[np.asarray(mask)], minlength=width)[:-1]
+                         for mask in subsets)
+    for counts in subset_counts:
         # Only the patterns the subset holds: a resample draws from nothing else.
         rows = np.flatnonzero(counts)
         counts = counts[rows]

@@ -491,23 +491,46 @@ def _drift_coders(v, when, bounds, seed):
     coders = []
     for i, coder in enumerate(v.coders):
         pair = _against_others(v.codes, i)
-        both = (pair >= 0).all(axis=1)
-        masks, places = [], []
-        for w, (start, end) in enumerate(bounds):
-            mine = (when[:, i] >= start) & (when[:, i] < end) & both
-            if mine.any():
-                masks.append(mine)
-                places.append(w)
+        # Each unit's window, -1 where it has none or is not compared: the windows'
+        # counts then come from one pass over the units, not one pass per window.
+        window = _window_of(when[:, i], bounds)
+        window[~(pair >= 0).all(axis=1)] = -1
+        counted = window >= 0
+        units = np.bincount(window[counted], minlength=len(bounds))
+        alike = np.bincount(window[counted & (pair[:, 0] == pair[:, 1])], minlength=len(bounds))
+        found = _window_alphas(v, pair, window, len(bounds), seed)
         points = []
-        for w, mine, (alpha, low, high) in zip(places, masks, _window_alphas(v, pair, masks, seed)):
-            units = int(mine.sum())
-            points.append({"window": w, "units": units,
-                           "percent_agreement": float(np.mean(pair[mine, 0] == pair[mine, 1])),
+        for w in np.flatnonzero(units).tolist():
+            alpha, low, high = found[w]
+            count = int(units[w])
+            points.append({"window": w, "units": count,
+                           "percent_agreement": float(alike[w] / units[w]),
                            "alpha": alpha, "low": low, "high": high,
-                           "flag": low is not None and low < TENTATIVE and units >= FLAG_UNITS})
+                           "flag": low is not None and low < TENTATIVE and count >= FLAG_UNITS})
         coders.append({"coder": coder, "points": points,
                        "flagged": any(p["flag"] for p in points)})
     return coders
+
+
+def _window_of(when, bounds):
+    """The number of the window [start, end) of `bounds` holding each value of `when`, -1
+    for none. Windows come in order and do not overlap; were they ever to, each value is
+    given the last window holding it (as a loop over windows would)."""
+    window = np.full(len(when), -1, dtype=np.int64)
+    if not bounds:
+        return window
+    starts = np.array([start for start, _ in bounds])
+    ends = np.array([end for _, end in bounds])
+    if (np.diff(starts) > 0).all() and (ends[:-1] <= starts[1:]).all() and (starts < ends).all():
+        found = np.searchsorted(starts, when, side="right") - 1
+        inside = found >= 0
+        at = np.where(inside, found, 0)
+        inside &= (when >= starts[at]) & (when < ends[at])
+        window[inside] = found[inside]
+        return window
+    for w, (start, end) in enumerate(bounds):
+        window[(when >= start) & (when < end)] = w
+    return window
 
 
 def _against_others(codes, i):
@@ -523,21 +546,24 @@ def _against_others(codes, i):
     return np.column_stack([codes[:, i], agreed]).astype(np.int64)
 
 
-def _window_alphas(v, pair, masks, seed):
-    """(alpha, low, high) of each mask's units of `pair`, None where undefined; sets of
+def _window_alphas(v, pair, window, windows, seed):
+    """(alpha, low, high) of each window's units of `pair` (`window`: each unit's window
+    number, -1 for none), for windows 0 to `windows` - 1, None where undefined; sets of
     options get alpha alone (MASI over hundreds of distinct sets is too dear to resample
     per window)."""
-    if not masks:
+    if not windows:
         return []
     if v.is_sets:
-        return [(_alpha_of(v, pair[mine]), None, None) for mine in masks]
+        return [(_alpha_of(v, pair[window == w]), None, None) if (window == w).any()
+                else (None, None, None) for w in range(windows)]
     if _is_mixed(v):
-        found = subset_intervals(pair, range(len(v.labels)), "nominal", masks, CONFIDENCE,
+        found = subset_intervals(pair, range(len(v.labels)), "nominal", window, CONFIDENCE,
                                  DRIFT_RESAMPLES, seed,
                                  distance=mixed_distances(v.numbers, v.level))
     else:
-        found = subset_intervals(*v.coded(pair), v.level, masks, CONFIDENCE,
+        found = subset_intervals(*v.coded(pair), v.level, window, CONFIDENCE,
                                  DRIFT_RESAMPLES, seed)
+    found += [(float("nan"),) * 3] * (windows - len(found))  # windows past the last unit's
     return [tuple(None if x != x else float(x) for x in figure) for figure in found]
 
 

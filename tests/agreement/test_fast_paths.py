@@ -60,6 +60,36 @@ def test_subset_intervals_count_each_subset_as_before():
             assert np.allclose([low, high], alone, rtol=0, atol=1e-12)
 
 
+def test_subset_intervals_by_window_number_give_what_the_windows_masks_give():
+    """The drift passes each unit's window number instead of one mask per window."""
+    rng = np.random.default_rng(12)
+    codes = rng.integers(-1, 4, size=(5000, 2))
+    window = rng.integers(-1, 7, size=5000)
+    window[window == 3] = -1  # a window without units, between two with some
+    masks = [window == w for w in range(7)]
+    for level in ("nominal", "ordinal", "interval"):
+        by_number = bootstrap.subset_intervals(codes, range(4), level, window, n_boot=100, seed=3)
+        by_mask = bootstrap.subset_intervals(codes, range(4), level, masks, n_boot=100, seed=3)
+        assert len(by_number) == 7
+        assert np.array_equal(np.array(by_number), np.array(by_mask), equal_nan=True)
+    unpaired = np.full((10, 2), -1)
+    assert len(bootstrap.subset_intervals(unpaired, range(4), "nominal", np.arange(10) % 3)) == 3
+
+
+def test_a_units_window_is_the_one_a_loop_over_the_windows_finds():
+    from coding.reliability_metrics import _window_of
+
+    when = np.array([-1, 0, 4, 5, 9, 10, 11, 25, 30, np.nan])
+    for bounds in ([(0, 5), (5, 10), (20, 30)],  # in order, a gap between the last two
+                   [(0, 10), (5, 12), (20, 30)],  # overlapping: the last window holding it
+                   [(20, 30), (0, 5)]):  # out of order
+        looped = np.full(len(when), -1)
+        for w, (start, end) in enumerate(bounds):
+            looped[(when >= start) & (when < end)] = w
+        assert _window_of(when, bounds).tolist() == looped.tolist()
+    assert _window_of(when, []).tolist() == [-1] * len(when)
+
+
 @pytest.mark.django_db
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL only")
 def test_epoch_from_the_database_is_pythons_timestamp(alpha, people):
