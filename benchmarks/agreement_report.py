@@ -20,7 +20,8 @@ for the other half, and 1% of items with a second, adjudicated revision of one q
 ANALYZE runs after the build, as autovacuum would have by then.
 
 Measured, each in a fresh Python process started by this script (`--child`), so no run
-inherits another's heap:
+inherits another's heap; before the clock starts, the process loads what a Celery worker
+loads when it starts (statsmodels, about a second of CPU, imported on first use otherwise):
   report     `coding.snapshots.take_snapshot(study, force=True)`, what the `agreement` job
              runs: the report (every question's alpha with a 1,000-resample bootstrap
              interval, kappa, per-category, coder-pair and decision tables) and its two
@@ -376,8 +377,10 @@ def child(task, slug):
     django.setup()
     from coding.codings import independent_codings
     from coding.models import Study
+    from coding.reliability_coefficients import load_statsmodels
     from coding.snapshots import take_snapshot
 
+    load_statsmodels()  # as a Celery worker does when it starts (workbench.celery)
     study = Study.objects.get(slug=slug)
     figures = {"rss_before": rss_mb("VmRSS")}
     if task == "traced":

@@ -194,10 +194,20 @@ def prevalence_index(p, counts):
     return _ratio(tables[:, 0, 0] - tables[:, 1, 1], tables.sum(axis=(1, 2)))
 
 
+def load_statsmodels():
+    """Import the part of statsmodels the report uses (about a second of CPU). Imported
+    where it is used, so that web requests and commands that never test a table do not
+    pay for it; the Celery worker calls this when it starts (workbench.celery), so that a
+    worker's first agreement job does not pay for it either."""
+    from statsmodels.stats.contingency_tables import SquareTable
+
+    return SquareTable
+
+
 def stuart_maxwell(square):
     """(statistic, degrees of freedom, p) of Stuart-Maxwell's test on a q x q table; None
     when fewer than two categories were used by either coder."""
-    from statsmodels.stats.contingency_tables import SquareTable
+    SquareTable = load_statsmodels()
 
     square = np.asarray(square, dtype=float)
     if (square.sum(axis=0) + square.sum(axis=1) > 0).sum() < 2:

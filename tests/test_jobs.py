@@ -148,3 +148,22 @@ def test_a_running_handler_keeps_its_job_alive_while_it_works(transactional_db, 
     heart.start()
     heart.join(timeout=5)
     assert not heart.is_alive()
+
+
+def test_a_starting_worker_loads_what_the_agreement_job_would_import_on_first_use():
+    """statsmodels costs about a second to import; a worker loads it as it starts, before
+    its first agreement job (workbench.celery), and a web process never does."""
+    import subprocess
+    import sys
+
+    module = "statsmodels.stats.contingency_tables"
+    script = (
+        "import sys, django; django.setup()\n"
+        "from celery.signals import worker_init\n"
+        "import workbench.urls, coding.reliability, workbench.celery\n"
+        f"before = {module!r} in sys.modules\n"
+        "worker_init.send(sender=None)\n"
+        f"print(before, {module!r} in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.split() == ["False", "True"]

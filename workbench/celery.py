@@ -8,13 +8,22 @@ worker died, or whose id never reached the broker, are sent again (see
 import os
 
 from celery import Celery
-from celery.signals import worker_ready, worker_shutdown
+from celery.signals import worker_init, worker_ready, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "workbench.settings")
 
 app = Celery("workbench")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_init.connect
+def load_report_libraries(**kwargs):
+    """What the agreement job imports on first use (about a second), imported before the
+    worker takes a job: a pool's processes start with it."""
+    from coding.reliability_coefficients import load_statsmodels
+
+    load_statsmodels()
 
 
 @worker_ready.connect
