@@ -47,14 +47,19 @@ def access_assignment(user, study, pk):
     return assignment
 
 
-# (model, its columns' place in the row); the related rows' columns are named through
-# the assignment's item as select_related("item__snapshot", ...) would join them.
-_PARTS, _COLUMNS = [], []
-for _model, _path in ((Assignment, ""), (Item, "item__"), (Snapshot, "item__snapshot__"),
-                      (Codebook, "item__codebook__"), (Document, "item__document__")):
-    _names = [_path + field.name for field in _model._meta.concrete_fields]
-    _PARTS.append((_model, slice(len(_COLUMNS), len(_COLUMNS) + len(_names))))
-    _COLUMNS += _names
+def _row_layout():
+    """[(model, its columns' place in the row)] and the columns: the related rows' columns
+    named through the assignment's item, as select_related("item__snapshot", ...) joins."""
+    parts, columns = [], []
+    for model, path in ((Assignment, ""), (Item, "item__"), (Snapshot, "item__snapshot__"),
+                        (Codebook, "item__codebook__"), (Document, "item__document__")):
+        names = [path + field.name for field in model._meta.concrete_fields]
+        parts.append((model, slice(len(columns), len(columns) + len(names))))
+        columns += names
+    return parts, columns
+
+
+_PARTS, _COLUMNS = _row_layout()
 
 
 def _part(row, part):
