@@ -168,13 +168,20 @@ def independent_codings(study):
     Revisions made after the item's discussion opened (reconciliation), after the
     coder could see a decision (informed) or a model's suggestion (assisted) are left
     out; so are skipped and released assignments, which hold no coding.
+
+    An unassisted independent revision with no newer one of its assignment: an anti-join
+    the database can run as one pass over a study's codings (the report and the export
+    read them all), where "the pk of the newest" was a subquery per coding (2.0 of 2.3 s
+    of server time at 100,000 items). The same rows: an assignment's revision numbers are
+    unique.
     """
-    latest = (Coding.objects.filter(assignment=OuterRef("assignment"),
-                                    phase=Coding.Phase.INDEPENDENT, assisted=False)
-              .order_by("-revision").values("pk")[:1])
+    newer = Coding.objects.filter(assignment=OuterRef("assignment"),
+                                  phase=Coding.Phase.INDEPENDENT, assisted=False,
+                                  revision__gt=OuterRef("revision"))
     return Coding.objects.filter(assignment__item__study=study,
                                  assignment__item__deleted_at__isnull=True,
-                                 pk=Subquery(latest))
+                                 phase=Coding.Phase.INDEPENDENT,
+                                 assisted=False).filter(~Exists(newer))
 
 
 def submit(assignment, values, *, notes="", evidence=(), unsure=False, started_at=None):

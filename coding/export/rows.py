@@ -297,18 +297,6 @@ def independent_count(study):
             .count())
 
 
-def independent_codings(study):
-    """The same rows as coding.codings.independent_codings(study) (each assignment's
-    highest unassisted revision with phase independent, on alive items), as an anti-join."""
-    newer = Coding.objects.filter(assignment=OuterRef("assignment"),
-                                  phase=Coding.Phase.INDEPENDENT, assisted=False,
-                                  revision__gt=OuterRef("revision"))
-    return Coding.objects.filter(assignment__item__study=study,
-                                 assignment__item__deleted_at__isnull=True,
-                                 phase=Coding.Phase.INDEPENDENT,
-                                 assisted=False).filter(~Exists(newer))
-
-
 # --- items ---------------------------------------------------------------------------
 
 ITEM_COLUMNS = ("pk", "document_id", "document__key", "document__kind", "document__source",
