@@ -194,10 +194,15 @@ def codebook_json(study):
     return json.dumps({"study": study.slug, "codebooks": books}, indent=2, ensure_ascii=False) + "\n"
 
 
-def mapping_csv(study, names):
+def usernames(names):
+    """{user id: username} of the people a {user id: pseudonym} map names."""
     from django.contrib.auth import get_user_model
 
-    users = dict(get_user_model().objects.filter(pk__in=names).values_list("pk", "username"))
+    return dict(get_user_model().objects.filter(pk__in=names).values_list("pk", "username"))
+
+
+def mapping_csv(study, names):
+    users = usernames(names)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["pseudonym", "username"])
@@ -251,21 +256,39 @@ def provenance(study):
     methods = dict(rows.current_decisions(Decision.objects.filter(item__study=study))
                    .values_list("method").annotate(n=Count("pk")).order_by("method"))
     kinds = dict(items.values_list("document__kind").annotate(n=Count("pk")).order_by())
-    draws = list(SampleDraw.objects.filter(study=study).order_by("drawn_at", "id")
-                 .values_list("record", flat=True))
+    drawers = drawer_names(study)
+    draws = [pseudonymised_draw(record, drawers) for record in
+             SampleDraw.objects.filter(study=study).order_by("drawn_at", "id")
+             .values_list("record", flat=True)]
     return {"data_as_of": data_as_of, "methods": methods, "kinds": kinds,
             "codings": codings["count"], "independent": rows.independent_count(study),
-            "draws": draws}
+            "draws": draws, "sample": pseudonymised_draw(study.reliability_sample, drawers)}
 
 
-def earlier_draws(study, draws):
+def drawer_names(study):
+    """{username: pseudonym} of the study's members: a draw records who drew it by
+    username, and the bundle names people only by pseudonym."""
+    names = rows.pseudonyms(study)
+    return {username: names[pk] for pk, username in usernames(names).items()}
+
+
+def pseudonymised_draw(record, drawers):
+    """A draw's record as the README shows it: who drew it by pseudonym, or "operator"
+    for someone outside the study (a site administrator); the record is otherwise as
+    stored."""
+    if not record or not record.get("drawn_by"):
+        return record
+    return {**record, "drawn_by": drawers.get(record["drawn_by"], "operator")}
+
+
+def earlier_draws(study, draws, sample=None):
     """README lines for the reliability sample's draws before the one in force (each kept
     as a SampleDraw, oldest first, with the plan made then), as stored: reproducible."""
     newest = dict(draws[-1]) if draws else None
     if newest is not None:
         newest.pop("overlap", None)
-    earlier = list(draws[:-1]) if study.reliability_sample and newest == study.reliability_sample \
-        else list(draws)
+    in_force = sample or study.reliability_sample
+    earlier = list(draws[:-1]) if in_force and newest == in_force else list(draws)
     if not earlier:
         return []
     return [f"- Earlier draws of the reliability sample, oldest first ({len(earlier)}; each "
@@ -293,9 +316,9 @@ def readme(study, shapes, fmt, include_mapping, resources, blinding=(), facts=No
         f"{facts['independent']}; current decisions: "
         + (", ".join(f"{n} {m}" for m, n in methods.items()) or "none") + ".",
         f"- Overlap: {study.overlap} coders per item in the reliability sample"
-        + (f"; sample drawn: {json.dumps(study.reliability_sample, sort_keys=True)}."
+        + (f"; sample drawn: {json.dumps(facts['sample'], sort_keys=True)}."
            if study.reliability_sample else "; every item is in it."),
-        *earlier_draws(study, facts.get("draws", ())),
+        *earlier_draws(study, facts.get("draws", ()), facts["sample"]),
         "", "## Blinded fields", "", *blinding,
         "", "## Files", "",
         "| file | rows | sha256 |", "|---|---|---|",

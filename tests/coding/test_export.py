@@ -462,6 +462,27 @@ def test_the_readme_keeps_every_draw_of_the_reliability_sample(coded, export):
     assert readme() == text  # reproducible
 
 
+def test_the_readme_names_who_drew_the_sample_by_pseudonym(coded, export, people):
+    """The bundle says coders are pseudonymised: who drew each sample is no exception, in
+    the draw in force and the earlier ones; someone outside the study is "operator"."""
+    from django.contrib.auth import get_user_model
+
+    from coding import queue
+    from coding.export.rows import pseudonyms
+
+    admin = get_user_model().objects.create_user("site-admin-x")
+    queue.draw_reliability_sample(coded, count=2, seed=3, user=people["ada"])
+    queue.draw_reliability_sample(coded, count=1, seed=7, user=admin)
+    with zipfile.ZipFile(export()) as bundle:
+        text = bundle.read("README.md").decode()
+    ada = pseudonyms(coded)[people["ada"].pk]
+    assert '"ada"' not in text and "site-admin-x" not in text
+    earlier = next(line for line in text.splitlines() if "Earlier draws" in line)
+    assert f'"drawn_by": "{ada}"' in earlier and '"seed": 3' in earlier
+    in_force = next(line for line in text.splitlines() if "sample drawn: " in line)
+    assert '"drawn_by": "operator"' in in_force and '"seed": 7' in in_force
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_timestamps_as_the_database_gives_them_write_what_their_datetimes_write(tmp_path, fmt):
     """Decisions' and codings' times come as the database's text (rows.Timestamps): the
