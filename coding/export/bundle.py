@@ -281,13 +281,13 @@ def pseudonymised_draw(record, drawers):
     return {**record, "drawn_by": drawers.get(record["drawn_by"], "operator")}
 
 
-def earlier_draws(study, draws, sample=None):
+def earlier_draws(draws, in_force):
     """README lines for the reliability sample's draws before the one in force (each kept
-    as a SampleDraw, oldest first, with the plan made then), as stored: reproducible."""
+    as a SampleDraw, oldest first, with the plan made then), as stored: reproducible.
+    Both as the README shows them (pseudonymised_draw)."""
     newest = dict(draws[-1]) if draws else None
     if newest is not None:
         newest.pop("overlap", None)
-    in_force = sample or study.reliability_sample
     earlier = list(draws[:-1]) if in_force and newest == in_force else list(draws)
     if not earlier:
         return []
@@ -318,7 +318,7 @@ def readme(study, shapes, fmt, include_mapping, resources, blinding=(), facts=No
         f"- Overlap: {study.overlap} coders per item in the reliability sample"
         + (f"; sample drawn: {json.dumps(facts['sample'], sort_keys=True)}."
            if study.reliability_sample else "; every item is in it."),
-        *earlier_draws(study, facts.get("draws", ()), facts["sample"]),
+        *earlier_draws(facts["draws"], facts["sample"]),
         "", "## Blinded fields", "", *blinding,
         "", "## Files", "",
         "| file | rows | sha256 |", "|---|---|---|",
