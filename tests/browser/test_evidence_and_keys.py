@@ -5,9 +5,14 @@ import re
 from pathlib import Path
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.db.models import F
 
+from coding import queue
 from coding.demo import DEMO_PASSWORD, DEMO_SLUG
+from coding.models import Item
+from ingest.models import Document
 
 pytestmark = pytest.mark.browser
 ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "var" / "test-artifacts"))
@@ -18,8 +23,7 @@ def demo(transactional_db):
     call_command("load_demo", verbosity=0)
 
 
-@pytest.fixture
-def coding_page(demo, log_in, live_server):
+def open_coding_page(log_in, live_server):
     page = log_in("coder1", DEMO_PASSWORD)
     page.goto(f"{live_server.url}/studies/{DEMO_SLUG}/code/")
     page.locator("#start-coding, #coding-form").first.wait_for()
@@ -27,6 +31,23 @@ def coding_page(demo, log_in, live_server):
         page.locator("#start-coding").click()
     page.locator("#coding-form .q.focus").wait_for()
     return page
+
+
+@pytest.fixture
+def coding_page(demo, log_in, live_server):
+    return open_coding_page(log_in, live_server)
+
+
+@pytest.fixture
+def paper_page(demo, log_in, live_server):
+    """The coding page on a paper: only the paper codebook has a number question, and the
+    queue's order is random per load, so the coder is handed an open paper first."""
+    coder = get_user_model().objects.get(username="coder1")
+    paper = (Item.objects.filter(study__slug=DEMO_SLUG, round=Item.Round.MAIN,
+                                 document__kind=Document.Kind.PAPER, taken__lt=F("target"))
+             .exclude(assignments__coder=coder).order_by("pk").first())
+    queue.assign(paper, coder)
+    return open_coding_page(log_in, live_server)
 
 
 def select_in_title(page, start, end):
@@ -64,8 +85,8 @@ def test_a_quote_snaps_to_whole_words_and_is_marked_in_the_text(coding_page):
     assert page.locator("#item mark.quote").count() == 0
 
 
-def test_alt_digit_in_a_number_box_chooses_the_special_answer(coding_page):
-    page = coding_page
+def test_alt_digit_in_a_number_box_chooses_the_special_answer(paper_page):
+    page = paper_page
     question = page.locator(".q[data-kind=number]").first
     box = question.locator("input.number")
     box.click()
