@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
+# The suite in one test process per core (pytest-xdist; at most 4), a file's tests
+# together so its module-wide worlds are built once. TEST_WORKERS= runs it in one process.
+TEST_WORKERS ?= -n auto --maxprocesses=4 --dist loadfile
 AXE := tests/browser/axe/node_modules/axe-core/axe.min.js
 
 .PHONY: run test test-fast migrate demo install clean axe messages
@@ -42,7 +45,7 @@ test: $(VENV)/.installed-dev $(AXE)
 	rm -rf var/test
 	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-tests-only-not-a-secret} \
 	WORKBENCH_VAR_DIR=$${WORKBENCH_VAR_DIR:-var/test} \
-	  $(BIN)/python -m pytest $(PYTEST_ARGS)
+	  $(BIN)/python -m pytest $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # axe-core (npm) for the accessibility browser tests; no browser download.
 $(AXE): tests/browser/axe/package.json tests/browser/axe/package-lock.json
@@ -61,7 +64,7 @@ messages: $(VENV)/.installed
 test-fast: $(VENV)/.installed-dev
 	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-tests-only-not-a-secret} \
 	WORKBENCH_VAR_DIR=$${WORKBENCH_VAR_DIR:-var/test} \
-	  $(BIN)/python -m pytest -m "not browser" $(PYTEST_ARGS)
+	  $(BIN)/python -m pytest -m "not browser" $(TEST_WORKERS) $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) var build *.egg-info

@@ -11,6 +11,8 @@ The people of the "alpha" study, and what each may see:
 """
 
 import os
+import socket
+from collections import Counter
 import subprocess
 import sys
 import time
@@ -22,6 +24,31 @@ from django.conf import settings
 from coding.models import Role
 from tests import factories
 from workbench import jobs, queues
+
+
+# About 170, 115 and 100 s of a 1,230 s suite (PostgreSQL, serial, --durations).
+LONGEST_FILES = {"tests/test_api_fuzz.py", "tests/test_permission_matrix.py",
+                 "tests/browser/test_accessibility.py"}
+
+
+def pytest_collection_modifyitems(items):
+    """Every test has an id of its own. Schemathesis names its tests by operation
+    (`test_no_server_error[GET /api/...]`), but under pytest 9 their ids all come out as the
+    bare function's; pytest-xdist schedules by id, and ran one of the 88 API fuzz tests in
+    place of all of them. Each gets back the id its name says; a duplicate left is an error
+    rather than tests silently not run."""
+    for item in items:
+        if item.nodeid != f"{item.parent.nodeid}::{item.name}":
+            item._id = item.parent.id.child(item.name)  # what Node.__init__ would have made
+    # Under pytest-xdist, the longest files first: it hands out whole files in this order,
+    # and one of these started last would leave the other processes idle for minutes at the
+    # end. (In one process pytest-django's order stands: transactional tests last.)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: item.nodeid.split("::")[0] not in LONGEST_FILES)
+    seen = Counter(item.nodeid for item in items)
+    twice = sorted(nodeid for nodeid, count in seen.items() if count > 1)
+    if twice:
+        raise pytest.UsageError(f"tests collected under the same id: {twice[:5]}")
 
 
 @pytest.fixture(autouse=True)
@@ -127,16 +154,17 @@ def celery_worker(django_db_setup, django_db_blocker):
     from django.db import connection
 
     env = dict(os.environ, DATABASE_URL=_test_database_url(connection.settings_dict))
+    hostname = f"tests-{os.getpid()}@{socket.gethostname()}"
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "workbench", "worker", "--pool=solo",
          "--concurrency=1", "--loglevel=WARNING",
          # Every kind's queue under WORKBENCH_QUEUE's namespace (workbench.queues).
          "-Q", queues.worker_argument(ns=settings.CELERY_TASK_DEFAULT_QUEUE),
-         "--hostname", f"tests-{os.getpid()}@%h"],
+         "--hostname", hostname],
         env=env,
     )
     try:
-        _wait_for_worker(worker)
+        _wait_for_worker(worker, hostname)
         yield worker
     finally:
         worker.terminate()
@@ -146,13 +174,15 @@ def celery_worker(django_db_setup, django_db_blocker):
             worker.kill()
 
 
-def _wait_for_worker(worker, attempts=60):
+def _wait_for_worker(worker, hostname, attempts=60):
+    """Until this worker answers: under pytest-xdist another test process's worker answers
+    a broadcast ping too, before this one reads its queue."""
     from workbench.celery import app
 
     for _ in range(attempts):
         if worker.poll() is not None:
             raise RuntimeError(f"celery worker exited with {worker.returncode}")
-        if app.control.ping(timeout=0.5):
+        if app.control.ping(destination=[hostname], timeout=0.5):
             return
         time.sleep(0.5)
     raise RuntimeError("celery worker did not answer a ping")

@@ -155,7 +155,7 @@ def store_worker(transactional_db, object_store, tmp_path):
     before = app.conf.task_default_queue
     app.conf.task_default_queue = namespace
     try:
-        _wait_for_worker(worker)
+        _wait_for_worker(worker, f"{namespace}@localhost")
         yield var
     finally:
         app.conf.task_default_queue = before

@@ -154,7 +154,15 @@ SHOWN_TEXT = r"""() => {
   return parts.join("\n");
 }"""
 
-SETTLE = "() => new Promise(done => requestAnimationFrame(() => setTimeout(done, 120)))"
+# Every image has loaded or failed (an onerror payload waits on the server's 404, slow on a
+# busy machine; at most 5 s), then a frame and a short pause for frames and htmx's triggers.
+SETTLE = """async () => {
+    const waiting = [...document.images].filter(image => !image.complete).map(image =>
+        new Promise(done => ['load', 'error'].forEach(
+            event => image.addEventListener(event, done, {once: true}))));
+    await Promise.race([Promise.all(waiting), new Promise(done => setTimeout(done, 5000))]);
+    await new Promise(done => requestAnimationFrame(() => setTimeout(done, 120)));
+}"""
 
 
 class Browser:
