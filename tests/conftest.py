@@ -12,10 +12,10 @@ The people of the "alpha" study, and what each may see:
 
 import os
 import socket
-from collections import Counter
 import subprocess
 import sys
 import time
+from collections import Counter
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
