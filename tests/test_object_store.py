@@ -141,6 +141,7 @@ def store_worker(transactional_db, object_store, tmp_path):
         yield None
         return
     namespace = f"store-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    hostname = f"{namespace}@localhost"
     var = tmp_path / "worker-var"
     env = dict(os.environ, DATABASE_URL=_test_database_url(connection.settings_dict),
                WORKBENCH_QUEUE=namespace, WORKBENCH_VAR_DIR=str(var),
@@ -150,12 +151,12 @@ def store_worker(transactional_db, object_store, tmp_path):
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "workbench", "worker", "--pool=solo",
          "--concurrency=1", "--loglevel=WARNING", "-Q", queues.worker_argument(ns=namespace),
-         "--hostname", f"{namespace}@localhost", "--without-mingle", "--without-gossip"],
+         "--hostname", hostname, "--without-mingle", "--without-gossip"],
         env=env, cwd=BASE_DIR)
     before = app.conf.task_default_queue
     app.conf.task_default_queue = namespace
     try:
-        _wait_for_worker(worker, f"{namespace}@localhost")
+        _wait_for_worker(worker, hostname)
         yield var
     finally:
         app.conf.task_default_queue = before

@@ -46,6 +46,7 @@ def paper_page(demo, log_in, live_server):
     paper = (Item.objects.filter(study__slug=DEMO_SLUG, round=Item.Round.MAIN,
                                  document__kind=Document.Kind.PAPER, taken__lt=F("target"))
              .exclude(assignments__coder=coder).order_by("pk").first())
+    assert paper is not None, "the demo has no open paper left for coder1"
     queue.assign(paper, coder)
     return open_coding_page(log_in, live_server)
 
