@@ -38,10 +38,12 @@ run: demo
 	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C stops)"
 	$(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
 
-# The whole suite. DATABASE_URL and REDIS_URL, when set, put it on PostgreSQL
+# The declared layers first (import-linter; contracts in pyproject.toml), then the whole
+# suite. DATABASE_URL and REDIS_URL, when set, put it on PostgreSQL
 # with a real Celery worker on Redis; without them it runs on SQLite, tasks eager.
 # Tests keep their uploads and exports under var/test, away from the demo's.
 test: $(VENV)/.installed-dev $(AXE)
+	$(BIN)/lint-imports
 	rm -rf var/test
 	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-tests-only-not-a-secret} \
 	WORKBENCH_VAR_DIR=$${WORKBENCH_VAR_DIR:-var/test} \
@@ -62,6 +64,7 @@ messages: $(VENV)/.installed
 
 # Everything but the browser tests, for a quick loop.
 test-fast: $(VENV)/.installed-dev
+	$(BIN)/lint-imports
 	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-tests-only-not-a-secret} \
 	WORKBENCH_VAR_DIR=$${WORKBENCH_VAR_DIR:-var/test} \
 	  $(BIN)/python -m pytest -m "not browser" $(TEST_WORKERS) $(PYTEST_ARGS)

@@ -8,7 +8,7 @@ both alpha values are printed so a reader can see they agree. Timings on a share
 machine wander, so the load average is printed too. No Django is needed.
 
 With --study it also times the full reliability report of one study
-(`coding.reliability.study_report`: every question's alpha with its 95% bootstrap
+(`coding.agreement.reliability.study_report`: every question's alpha with its 95% bootstrap
 interval, kappa, per-category and coder-by-coder tables) on --items items x 20
 questions, each item coded by two of three coders. That part needs Django and a
 database: point it at a scratch one, never a study's (it runs `migrate`):
@@ -38,7 +38,7 @@ import numpy as np
 # shadow the standard library's queue module, which Django imports (--study).
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from coding.agreement import krippendorff_alpha  # noqa: E402
+from coding.agreement.alpha import krippendorff_alpha  # noqa: E402
 
 CODERS = 3
 CATEGORIES = 5
@@ -151,7 +151,7 @@ def build_study(items, seed):
     """The study, written with bulk_create in batches; returns (study, spec, columns)."""
     from django.contrib.auth import get_user_model
 
-    from coding.codebooks import create_codebook
+    from coding.codebooks.versions import create_codebook
     from coding.models import Assignment, Coding, Item, Membership, Role, Study
     from ingest.models import Document, Snapshot, content_sha256
 
@@ -212,7 +212,7 @@ def time_study_report(items, seed):
     django.setup()
     from django.db import connection, transaction
 
-    from coding import reliability
+    from coding.agreement import reliability
 
     call_command("migrate", verbosity=0)
     print(f"full study report, {items:,} items x 20 questions, each item coded by 2 of "

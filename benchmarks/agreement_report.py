@@ -22,7 +22,7 @@ ANALYZE runs after the build, as autovacuum would have by then.
 Measured, each in a fresh Python process started by this script (`--child`), so no run
 inherits another's heap; before the clock starts, the process loads what a Celery worker
 loads when it starts (statsmodels, about a second of CPU, imported on first use otherwise):
-  report     `coding.snapshots.take_snapshot(study, force=True)`, what the `agreement` job
+  report     `coding.agreement.snapshots.take_snapshot(study, force=True)`, what the `agreement` job
              runs: the report (every question's alpha with a 1,000-resample bootstrap
              interval, kappa, per-category, coder-pair and decision tables) and its two
              snapshot rows. Wall and CPU seconds; peak RSS (VmHWM), and "added": the peak
@@ -34,7 +34,7 @@ loads when it starts (statsmodels, about a second of CPU, imported on first use 
              report reads, the answers decoded by Django, `.iterator(chunk_size=2000)`
              (a server-side cursor): about the floor for any report from the database.
 The growth factors compare each size with the one before. Finally the alphas of the
-largest study are set beside the krippendorff package's (and coding.agreement's general
+largest study are set beside the krippendorff package's (and coding.agreement.alpha's general
 krippendorff_alpha) on the same matrices, rebuilt here from the generated answers, for
 every single-choice, yes/no and number question: a check that the report is right, not
 just fast.
@@ -233,7 +233,7 @@ def build_study(items, seed):
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from coding.codebooks import create_codebook
+    from coding.codebooks.versions import create_codebook
     from coding.models import Assignment, Coding, Decision, Item, Membership, Role, Study
     from ingest.models import Document, Snapshot
 
@@ -311,7 +311,7 @@ def reference_alphas(codes, items):
     left out for the 300-value question: its ratio distance takes minutes there."""
     import krippendorff
 
-    from coding.agreement import krippendorff_alpha
+    from coding.agreement.alpha import krippendorff_alpha
 
     n = np.arange(items)
     alphas, mixed, seconds = {}, {}, 0.0
@@ -347,7 +347,7 @@ def _package_mixed(q, codes, items, k, level):
     answer a full disagreement with any other): the headline alpha's definition."""
     import krippendorff
 
-    from coding.reliability_metrics import mixed_distances
+    from coding.agreement.metrics import mixed_distances
 
     numbers = np.array([np.nan if isinstance(answer(q, c), str) else answer(q, c)
                         for c in range(k)], dtype=float)
@@ -375,10 +375,10 @@ def child(task, slug):
     import django
 
     django.setup()
-    from coding.codings import independent_codings
+    from coding.labeling.codings import independent_codings
     from coding.models import Study
-    from coding.reliability_coefficients import load_statsmodels
-    from coding.snapshots import take_snapshot
+    from coding.agreement.coefficients import load_statsmodels
+    from coding.agreement.snapshots import take_snapshot
 
     load_statsmodels()  # as a Celery worker does when it starts (workbench.celery)
     study = Study.objects.get(slug=slug)
@@ -419,8 +419,8 @@ def child(task, slug):
 def _time_content():
     """Seconds spent in the figures issue 17 added to each question (the chance-corrected
     coefficients with their intervals, the numbers-only alpha, the drift), summed over
-    questions: wrappers around coding.reliability_metrics' functions for them."""
-    from coding import reliability_metrics as rm
+    questions: wrappers around coding.agreement.metrics' functions for them."""
+    from coding.agreement import metrics as rm
 
     spent = {}
     for name in ("_coefficients", "_alpha_numbers", "_drift"):

@@ -185,7 +185,7 @@ def run_child(task, slug="", out=""):
 
 def build(size, password, rng, reuse):
     from benchmarks.pages import build_study, kept_study, vacuum_analyze
-    from coding import snapshots
+    from coding.agreement import snapshots
 
     if reuse and (kept := kept_study(size)) is not None:
         return kept.study.slug

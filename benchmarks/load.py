@@ -7,7 +7,7 @@
 What runs. The script makes its own database (benchmarks/scratch.py:
 `<name>_load_bench` beside the configured PostgreSQL database, dropped at the end),
 migrates it and builds in it, with the project's own code, a study with the preset paper
-codebook (coding.presets), the preset blinded fields, overlap 2 (the study default)
+codebook (coding.studies.presets), the preset blinded fields, overlap 2 (the study default)
 and --items invented papers, one owner and --coders coders. The first --hot items (10
 per coder unless given) have priority 1, as an owner would mark the items wanted first:
 every coder's queue offers them before the rest, so for the first part of the run all
@@ -220,8 +220,9 @@ def build_study(items, coders, hot):
     from django.contrib.auth.hashers import make_password
     from django.db import connection
 
-    from coding import presets, queue
-    from coding.codebooks import create_codebook
+    from coding.studies import presets
+    from coding.labeling import queue
+    from coding.codebooks.versions import create_codebook
     from coding.models import Item, Membership, Role, Study
     from ingest.models import Document, Snapshot, content_sha256
 
@@ -293,7 +294,7 @@ class Answers:
         return "An invented note." if question.required else None
 
     def make(self, item_id, rng):
-        from coding.codebooks import is_shown
+        from coding.codebooks.versions import is_shown
 
         truth_rng = random.Random(f"{SEED}:{item_id}")
         truth = {q.key: self.pick(q, truth_rng) for q in self.questions}
@@ -308,7 +309,7 @@ class Answers:
 
     def self_test(self, samples=300):
         """The generated answers pass the project's own check unchanged."""
-        from coding.codebooks import check_values
+        from coding.codebooks.versions import check_values
 
         rng = random.Random(SEED)
         for n in range(samples):

@@ -17,8 +17,8 @@ created and migrated here, dropped at the end unless --keep; --reuse measures th
 a --keep or --build-only run left, so a timed run in a quiet window need not build them,
 and builds only a size it lacks). For each size, one study
 with its own owner, adjudicator and 3 coders (so a size's home page lists only its own
-study), the preset paper codebook (coding.presets.PAPER_CODEBOOK through
-coding.codebooks.create_codebook), overlap 2 on every item, written with COPY (the rows
+study), the preset paper codebook (coding.studies.presets.PAPER_CODEBOOK through
+coding.codebooks.versions.create_codebook), overlap 2 on every item, written with COPY (the rows
 bulk_create would store, ids from each table's own sequence):
 
 - invented papers (title, abstract of 5 to 9 sentences, authors, affiliations) with
@@ -265,7 +265,7 @@ class Answers:
         return "An invented note."
 
     def truth(self, rng):
-        from coding.codebooks import is_shown
+        from coding.codebooks.versions import is_shown
 
         values = {}
         for question in self.questions:
@@ -285,7 +285,7 @@ class Answers:
 
     def self_test(self, rng, samples=100):
         """The generated answers pass the project's own check unchanged."""
-        from coding.codebooks import check_values
+        from coding.codebooks.versions import check_values
 
         for _ in range(samples):
             truth = self.truth(rng)
@@ -314,8 +314,10 @@ def build_study(size, password, rng):
     """One study of `size` items as the module docstring says. Returns Built."""
     from django.contrib.auth import get_user_model
 
-    from coding import adjudication, presets, queue
-    from coding.codebooks import create_codebook
+    from coding.adjudication import decisions as adjudication
+    from coding.studies import presets
+    from coding.labeling import queue
+    from coding.codebooks.versions import create_codebook
     from coding.models import Assignment, Coding, Decision, Item, Membership, Role, Study
     from django.utils import timezone
     from ingest.models import Document, Snapshot, content_sha256
@@ -507,7 +509,7 @@ def check_settled(built):
     """settle_item on the sample items adds no decision (run in a transaction rolled back)."""
     from django.db import transaction
 
-    from coding.adjudication import settle_item
+    from coding.adjudication.decisions import settle_item
     from coding.models import Decision, Item
 
     ids = [pk for kind in built.samples.values() for pk in kind]
@@ -532,7 +534,7 @@ def check_settled(built):
 
 def check_disagreements(built):
     """The product's own disagreement list finds exactly what was built."""
-    from coding import adjudication
+    from coding.adjudication import decisions as adjudication
 
     found = adjudication.disagreements(built.study, status="all")
     open_rows = [row for row in found if row.decision is None]

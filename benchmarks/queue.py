@@ -21,10 +21,10 @@ and one fresh coder per simulated coder. ANALYZE runs after the build on Postgre
 What is timed ("server time"). Each simulated coder is a forked process with its own
 database connection: 50 coders are 50 Django processes and 50 database sessions, so the
 figures measure the database and our code, not the GIL. A coder loops until the level's
-time is up: `coding.queue.next_item(study, coder)`, the assignment fetched as the submit
+time is up: `coding.labeling.queue.next_item(study, coder)`, the assignment fetched as the submit
 views fetch it (`access_assignment`: timed as "fetch assignment", on its own line and not
 in "next_item + submit", which is what issue 13's target names), then
-`coding.codings.submit` with valid answers and one evidence quote. A step's time is the wall time of that one call: our
+`coding.actions.submit.submit` with valid answers and one evidence quote. A step's time is the wall time of that one call: our
 Python and the ORM, every round trip, the database's work, waiting for row locks and
 waiting for a CPU core. Left out is what every request pays around it: HTTP, session and
 permission lookups, rendering the page. Beside each step: its statements (counted with an
@@ -110,10 +110,10 @@ from django.db import connection, connections, transaction  # noqa: E402
 from django.db.models import F  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from coding import queue  # noqa: E402
-from coding.access import access_assignment  # noqa: E402
-from coding.codebooks import create_codebook  # noqa: E402
-from coding.codings import submit  # noqa: E402
+from coding.labeling import queue  # noqa: E402
+from coding.access.roles import access_assignment  # noqa: E402
+from coding.codebooks.versions import create_codebook  # noqa: E402
+from coding.actions.submit import submit  # noqa: E402
 from coding.models import Assignment, Coding, Item, Membership, Role, Study  # noqa: E402
 from ingest.models import Document, Snapshot, content_sha256  # noqa: E402
 from tests.factories import SMALL_PAPER_CODEBOOK  # noqa: E402

@@ -8,7 +8,7 @@ Target (issue 16): 100,000 rows in under a minute on PostgreSQL.
 A study of rows/2 papers with a three-option question and two model raters is built in a
 scratch database (benchmarks/scratch.py). The file has one `label` answer per paper and
 rater. Timed, each --repeat times, the median printed:
-(a) ours: `coding.raters_import.import_file` on the CSV, everything it does for a person
+(a) ours: `coding.raters.imports.import_file` on the CSV, everything it does for a person
     (parsing, items looked up by identifier, every answer checked against the codebook,
     duplicates and conditions, the stored answers read to tell new from changed, the
     write: COPY on PostgreSQL), in one transaction; the rows are deleted between runs;
@@ -58,7 +58,7 @@ def main():
 
 
 def build(n_items):
-    from coding.codebooks import create_codebook
+    from coding.codebooks.versions import create_codebook
     from coding.models import Item, Rater, Study
     from ingest.models import Document, Snapshot
 
@@ -83,7 +83,7 @@ def run(path, n_rows, repeat):
     from django.utils import timezone
 
     from coding.models import Item, RaterCoding
-    from coding.raters_import import import_file
+    from coding.raters.imports import import_file
 
     study, raters = build(n_rows // 2)
     keys = dict(Item.objects.filter(study=study).values_list("document__key", "pk"))

@@ -3,7 +3,7 @@ beside `git log -p` reading the same history in the same run.
 
     .venv/bin/python benchmarks/scan.py [--commits 5000] [--names 30] [--repeat 3] [--pickaxe]
 
-No database: the scan itself (coding.landings_git.scan), which is what a framework scan
+No database: the scan itself (coding.catalog.git.scan), which is what a framework scan
 spends its time on; recording a few dozen hits afterwards is a handful of rows.
 
 The history (written by one `git fast-import`, landings_git.write_history): 120 files
@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from coding import landings_git  # noqa: E402
+from coding.catalog import git as landings_git  # noqa: E402
 
 WORDS = ["clip", "ratio", "high", "seq", "level", "filter", "groups", "norm", "adv", "std",
          "tis", "cispo", "mask", "kl", "entropy", "dual", "token", "mean", "sum", "bound"]

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import (
+from coding.models import (
     AgreementSnapshot, Assignment, Codebook, CodebookVersion, Coding, Decision, Framework,
     FrameworkScan, ImportRun, Item, Landing, Membership, Method, MethodLink, Option, OptionName,
     Question, Study,

@@ -2,8 +2,8 @@
 
 from workbench.jobs import job_handler
 
-from . import raters_import  # noqa: F401  registers import_rater_codings
-from .demo import load_demo
+from coding.raters import imports as raters_import  # noqa: F401  registers import_rater_codings
+from coding.demo.study import load_demo
 
 
 @job_handler("load_demo")
@@ -13,8 +13,8 @@ def run_load_demo(job, report):
 
 @job_handler("agreement")
 def run_agreement(job, report):
-    from .models import Study
-    from .snapshots import take_snapshot
+    from coding.models import Study
+    from coding.agreement.snapshots import take_snapshot
 
     study = Study.objects.get(pk=job.params["study"])
     return take_snapshot(study, force=job.params.get("force", False), progress=report)
@@ -22,10 +22,10 @@ def run_agreement(job, report):
 
 @job_handler("rebuild_disagreements")
 def run_rebuild_disagreements(job, report):
-    """After an overlap change (coding.queue.sync_targets): the study's stored
+    """After an overlap change (coding.labeling.queue.sync_targets): the study's stored
     disagreements, rebuilt batch by batch while coders go on working."""
-    from .adjudication import rebuild_disagreements
-    from .models import Study
+    from coding.adjudication.decisions import rebuild_disagreements
+    from coding.models import Study
 
     study = Study.objects.get(pk=job.params["study"])
     rows = rebuild_disagreements(study, progress=lambda done, total: report(

@@ -42,9 +42,9 @@ REPORT_WHILE_WAITING = 60
 @job_handler("ingest")
 def run_ingest(job, report):
     # Its progress, log and refusals are written in the language its params name (as the
-    # study's import job writes in its starter's: coding.pool.run_import_job), else the
+    # study's import job writes in its starter's: coding.labeling.pool.run_import_job), else the
     # site's: the commands' --async, read by whoever runs them, in English. ingest knows
-    # nothing of people's choices (coding.languages): the starter says.
+    # nothing of people's choices (coding.accounts.languages): the starter says.
     language = job.params.get("language")
     if language not in dict(settings.LANGUAGES):
         language = settings.LANGUAGE_CODE

@@ -4,9 +4,9 @@ from datetime import UTC, datetime
 
 from django.contrib.auth import get_user_model
 
-from coding.codebooks import create_codebook
-from coding.codings import record_coding
-from coding import queue
+from coding.codebooks.versions import create_codebook
+from coding.actions.submit import record_coding
+from coding.labeling import queue
 from coding.models import Assignment, Membership, Study
 from ingest.models import Document, Post
 

@@ -44,7 +44,8 @@ from schemathesis.core.parameters import ParameterLocation
 from schemathesis.generation.meta import TestPhase
 from schemathesis.specs.openapi.checks import status_code_conformance
 
-from coding import adjudication, queue
+from coding.adjudication import decisions as adjudication
+from coding.labeling import queue
 from coding.export.jobs import start_export
 from coding.models import Assignment, Framework
 from ingest import imports

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from coding import queue
+from coding.labeling import queue
 from coding.models import Decision
 from workbench.models import ApiToken, Job
 
@@ -100,7 +100,7 @@ def test_text_answers_the_database_cannot_keep_are_refused(api, alpha, people):
     assert not Decision.objects.exists()
     # A lone surrogate is refused when the JSON is read, before any view sees it; the
     # check in check_answer still guards the other doors (forms, commands).
-    from coding.codebooks import check_answer
+    from coding.codebooks.versions import check_answer
 
     question = alpha.paper_codebook.current_version().questions.get(key="note")
     with pytest.raises(ValueError, match=r"lone surrogate \(U\+DC00\)"):

@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 import pytest
 from django.test import Client
 
-from coding import queue
+from coding.labeling import queue
 from coding.export.jobs import start_export
 from tests import factories
 

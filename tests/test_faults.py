@@ -37,7 +37,7 @@ from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 
-from coding import queue
+from coding.labeling import queue
 from coding.dataset import load
 from coding.export.bundle import build_bundle
 from coding.export.jobs import export_key, start_export

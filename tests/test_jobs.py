@@ -2,7 +2,7 @@
 
 import pytest
 
-from coding.demo import DEMO_SLUG
+from coding.demo.study import DEMO_SLUG
 from coding.models import Study
 from tests.conftest import wait_for_job
 from workbench import jobs
@@ -160,7 +160,7 @@ def test_a_starting_worker_loads_what_the_agreement_job_would_import_on_first_us
     script = (
         "import sys, django; django.setup()\n"
         "from celery.signals import worker_init\n"
-        "import workbench.urls, coding.reliability, workbench.celery\n"
+        "import workbench.urls, coding.agreement.reliability, workbench.celery\n"
         f"before = {module!r} in sys.modules\n"
         "worker_init.send(sender=None)\n"
         f"print(before, {module!r} in sys.modules)\n")

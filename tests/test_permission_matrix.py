@@ -26,7 +26,7 @@ from django.db import transaction
 from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from coding import queue
+from coding.labeling import queue
 from coding.export.jobs import start_export
 from coding.models import Framework, Role
 from tests import factories, permission_rows

@@ -33,10 +33,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import resolve
 from django.utils import timezone
 
-from coding import queue
-from coding.codings import submit
+from coding.labeling import queue
+from coding.actions.submit import submit
 from coding.models import Assignment, Coding, Decision, Item, Membership, Role
-from coding.overview import study_overview
+from coding.studies.overview import study_overview
 from ingest.models import Document, Snapshot, content_sha256
 from tests import factories
 from tests.test_permission_matrix import TABLE, routes
@@ -400,7 +400,7 @@ def test_the_owners_pages_do_not_grow_with_the_coders(built, client, who, url):
 # --- the summaries count what counting row by row counts --------------------------
 
 def summary_row_by_row(study):
-    """coding.queue.queue_summary as it was before issue 13: a query per coder and per
+    """coding.labeling.queue.queue_summary as it was before issue 13: a query per coder and per
     round, submitted assignments counted item by item, every seconds value in Python."""
     coders = (Membership.objects.filter(study=study, role=Role.CODER, deleted_at__isnull=True)
               .select_related("user").order_by("user__username"))
@@ -434,7 +434,7 @@ def summary_row_by_row(study):
 
 
 def card_row_by_row(study):
-    """The pool and progress of coding.overview.study_overview before issue 13."""
+    """The pool and progress of coding.studies.overview.study_overview before issue 13."""
     pool = study.items.alive().aggregate(
         papers=Count("id", filter=Q(document__kind="paper")),
         threads=Count("id", filter=Q(document__kind="thread")))

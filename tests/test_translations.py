@@ -19,7 +19,7 @@ from django.core.management import call_command
 from django.template.base import Lexer, TokenType
 from django.test import override_settings
 
-from coding.languages import forget_language, remember_language
+from coding.accounts.languages import forget_language, remember_language
 
 ROOT = Path(settings.BASE_DIR)
 CATALOG = ROOT / "locale" / "zh_Hans" / "LC_MESSAGES"
@@ -247,7 +247,7 @@ def test_a_codebook_file_with_an_error_reads_in_chinese_and_still_names_the_ques
     from django.urls import reverse
     from rest_framework.test import APIClient
 
-    from coding import presets
+    from coding.studies import presets
 
     doc = {"format": "workbench-codebook", "format_version": 1,
            **{k: v for k, v in presets.PAPER_CODEBOOK.items() if k != "translations"}}
@@ -286,7 +286,7 @@ def test_a_codebook_file_with_an_error_reads_in_chinese_and_still_names_the_ques
 def test_a_located_yaml_error_names_its_line_in_chinese():
     from django.utils import translation
 
-    from coding.codebook_files import BadFile, read
+    from coding.codebooks.files import BadFile, read
 
     with translation.override("zh-hans"), pytest.raises(BadFile) as refused:
         read(b"name: x\nname: y\n", filename="c.yaml")
@@ -303,9 +303,9 @@ def test_a_refused_reliability_sample_reads_in_chinese(alpha, people, client_for
 
 
 def test_the_audit_page_reads_in_chinese_from_the_stored_keys(alpha, people, client_for):
-    from coding.audit import record
+    from coding.access.audit import record
     from coding.models import AuditEntry
-    from coding.study_setup import ACTION_WORDS
+    from coding.studies.setup import ACTION_WORDS
 
     record(people["olive"], alpha, "study.settings", alpha.name,
            overlap={"from": 2, "to": 3}, blind_authors={"from": False, "to": True})
@@ -340,8 +340,8 @@ def test_a_rater_import_job_writes_its_errors_in_the_language_it_was_started_in(
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.utils import translation
 
-    from coding.raters import add_rater
-    from coding.raters_import import start_import
+    from coding.raters.setup import add_rater
+    from coding.raters.imports import start_import
     from workbench.models import Job
 
     olive = people["olive"]
@@ -386,7 +386,7 @@ def test_a_weight_matrix_error_reads_in_chinese_and_names_the_cell(alpha):
     from django.core.exceptions import ValidationError
     from django.utils import translation
 
-    from coding.comparisons import checked_weights
+    from coding.raters.comparisons import checked_weights
     from coding.models import Question
 
     question = Question.objects.get(version__codebook=alpha.paper_codebook, key="code_released")
@@ -402,7 +402,7 @@ def test_a_weight_matrix_error_reads_in_chinese_and_names_the_cell(alpha):
 def test_the_drift_rule_is_stored_in_english_and_shown_in_the_readers_language():
     from django.utils import translation
 
-    from coding.reliability_metrics import DRIFT_RULE, drift_rule, rule_words
+    from coding.agreement.metrics import DRIFT_RULE, drift_rule, rule_words
 
     with translation.override("zh-hans"):
         stored = drift_rule("week")  # what the report keeps, whatever language is active
@@ -419,7 +419,7 @@ def test_the_drift_rule_is_stored_in_english_and_shown_in_the_readers_language()
 def test_the_planners_warnings_read_in_chinese():
     from django.utils import translation
 
-    from coding.sample_size import _question_warnings
+    from coding.agreement.sample_size import _question_warnings
 
     question = {"short": False, "rarest": "systems", "rarest_n": 2, "unused": ["a", "b"]}
     with translation.override("zh-hans"):
@@ -431,7 +431,7 @@ def test_the_planners_warnings_read_in_chinese():
 def test_screening_counters_and_the_rater_import_job_read_in_chinese():
     from django.utils import translation
 
-    from coding.pool import flat_counts
+    from coding.labeling.pool import flat_counts
     from workbench.templatetags.workbench_jobs import counter_label, job_label
 
     counts = flat_counts({"read": 9, "excluded": {"date_range": 2, "query": 1}})
@@ -452,7 +452,7 @@ def test_an_answer_that_does_not_fit_its_question_is_refused_in_chinese(alpha):
     and keys, the sentence in Chinese."""
     from django.utils import translation
 
-    from coding.codebooks import check_answer
+    from coding.codebooks.versions import check_answer
     from coding.models import Question
 
     question = Question.objects.get(version__codebook=alpha.paper_codebook, key="code_released")
@@ -466,7 +466,7 @@ def test_an_answer_that_does_not_fit_its_question_is_refused_in_chinese(alpha):
 
 def test_the_agreement_page_says_the_stored_rules_in_chinese_and_the_api_in_english(
         alpha, people, client_for):
-    from coding import snapshots
+    from coding.agreement import snapshots
     from tests.coding.test_reliability import three_coders_over_five_weeks
 
     three_coders_over_five_weeks(alpha, people, drifting_from_week=3)
@@ -487,7 +487,7 @@ def test_the_agreement_page_says_the_stored_rules_in_chinese_and_the_api_in_engl
 def test_a_codebook_translation_naming_no_question_is_refused_in_chinese_at_its_path():
     from django.utils import translation
 
-    from coding.codebook_spec import validate
+    from coding.codebooks.spec import validate
 
     spec = {"name": "Tiny", "applies_to": "paper", "questions": [
         {"key": "done", "kind": "yes_no", "text": "Done?"}],
@@ -524,7 +524,7 @@ def test_an_import_job_reads_in_the_language_its_owner_chose(
 def test_a_refi_qda_file_that_is_not_a_codebook_is_refused_in_chinese_at_its_line():
     from django.utils import translation
 
-    from coding.codebook_files import BadFile, read
+    from coding.codebooks.files import BadFile, read
 
     with translation.override("zh-hans"), pytest.raises(BadFile) as refused:
         read(b'<?xml version="1.0"?>\n<Project/>\n', filename="c.qdc")

@@ -7,3 +7,4 @@ class WorkbenchConfig(AppConfig):
 
     def ready(self):
         from . import schema  # noqa: F401  registers the token scheme with drf-spectacular
+        from . import worker  # noqa: F401  connects the worker's job sweep to its signals

@@ -23,7 +23,7 @@ That is what makes the failures below recoverable:
   prefork pool a killed child's task is rejected and requeued at once, but then
   the job's heartbeat is still fresh and the claim refuses it. Neither is what
   brings the job back: `recover()` does. Every worker runs it when it starts and
-  every SWEEP_EVERY seconds after (`broker.start_sweeper`, wired in celery.py):
+  every SWEEP_EVERY seconds after (`worker.start_sweeper`, wired in workbench/worker.py):
   a running job whose heartbeat is older than STALE_AFTER is put back to queued
   and its id sent again; after MAX_ATTEMPTS such deaths it is marked failed
   instead, so a job that kills its worker cannot loop. A worker that was only
@@ -61,6 +61,10 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_noop as _
 
+from celery import shared_task
+
+from . import broker
+from .celery import runs_in_process  # noqa: F401  (jobs.runs_in_process, as callers ask)
 from .models import Job, JobEvent
 
 logger = logging.getLogger(__name__)
@@ -84,7 +88,7 @@ def _env_seconds(name, default):
 # process is gone.
 STALE_AFTER = timedelta(seconds=_env_seconds("WORKBENCH_JOB_STALE_SECONDS", 300))
 BEAT_EVERY = STALE_AFTER.total_seconds() / 5
-# How often each worker looks for jobs to recover (0: never; see broker.start_sweeper).
+# How often each worker looks for jobs to recover (0: never; see worker.start_sweeper).
 SWEEP_EVERY = _env_seconds("WORKBENCH_JOB_SWEEP_SECONDS", 30)
 # A job whose id has not reached the broker this long after it was created is
 # sent by recover(); younger ones are probably being sent by their request now.
@@ -183,13 +187,6 @@ def kinds():
     return list(_handlers)
 
 
-def runs_in_process():
-    """Whether tasks run in the calling process (the embedded mode) rather than on a worker."""
-    from .celery import app
-
-    return bool(app.conf.task_always_eager)
-
-
 def enqueue(kind, params=None, user=None):
     """Create a job row and send its id to the worker once the transaction commits.
 
@@ -199,10 +196,14 @@ def enqueue(kind, params=None, user=None):
     if kind not in _handlers:
         raise ValueError(f"unknown job kind {kind!r}")
     job = Job.objects.create(kind=kind, params=params or {}, created_by=user)
-    from . import broker
-
     transaction.on_commit(lambda: broker.send(job.pk, job.kind))
     return job
+
+
+@shared_task(name=broker.RUN_JOB)
+def run_job(job_id):
+    """The task the broker carries: only the job's id; the row is the truth."""
+    run(job_id)
 
 
 def claim(job_id):
@@ -320,8 +321,6 @@ def recover(now=None, kinds=None):
        a message the claim refuses). If the broker cannot be reached the pass
        stops and the job stays unsent for the next one.
     """
-    from . import broker
-
     now = now or timezone.now()
     stale = now - STALE_AFTER
     scope = Job.objects.all() if kinds is None else Job.objects.filter(kind__in=kinds)

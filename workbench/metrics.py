@@ -10,8 +10,8 @@ that setting it does not exist (404), and a wrong token gets 401. What it serves
 - workbench_jobs_waiting{kind}: queued jobs by kind, from the database;
 - workbench_job_duration_seconds{kind}: how long the jobs that finished in the last
   hour ran, by kind (a histogram read from the job rows: workers need no scraping);
-- workbench_codings_per_minute: codings submitted in the last minute (counted over
-  the newest CODINGS_LOOKBACK codings, so the count stays cheap at any table size).
+- what the apps add with `add_figure` (the coding app: workbench_codings_per_minute,
+  coding.labeling.metrics).
 
 Nothing here names a study, a person or a value coded.
 """
@@ -36,7 +36,14 @@ REQUEST_SECONDS = Histogram("workbench_request_seconds", "Request latency by vie
                             ["view", "method"])
 JOB_BUCKETS = (1, 5, 30, 60, 300, 900, 3600, 4 * 3600)
 JOB_WINDOW = timedelta(hours=1)
-CODINGS_LOOKBACK = 10_000
+# Functions now -> a metric family, read at every scrape; apps add theirs as they start.
+FIGURES = []
+
+
+def add_figure(figure):
+    """Serve `figure(now)` (a prometheus metric family) at every scrape; idempotent."""
+    if figure not in FIGURES:
+        FIGURES.append(figure)
 
 
 class RequestMetricsMiddleware:
@@ -71,15 +78,6 @@ def job_durations(now):
     return family
 
 
-def codings_per_minute(now):
-    from coding.models import Coding
-
-    newest = Coding.objects.order_by("-pk").values_list("submitted_at", flat=True)
-    recent = sum(1 for at in newest[:CODINGS_LOOKBACK] if at >= now - timedelta(minutes=1))
-    return GaugeMetricFamily("workbench_codings_per_minute",
-                             "Codings submitted in the last minute", value=recent)
-
-
 class DatabaseCollector:
     """Figures read at scrape time from the database and the broker."""
 
@@ -92,7 +90,8 @@ class DatabaseCollector:
             waiting.add_metric([kind], n)
         yield waiting
         yield job_durations(now)
-        yield codings_per_minute(now)
+        for figure in FIGURES:
+            yield figure(now)
         depth = GaugeMetricFamily("workbench_queue_depth", "Messages waiting in each queue",
                                   labels=["queue"])
         if not jobs.runs_in_process():

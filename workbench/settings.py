@@ -133,13 +133,13 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    # A signed-in person's stored language (coding.languages) over the cookie.
-    "coding.languages.UserLanguageMiddleware",
+    # A signed-in person's stored language (coding.accounts.languages) over the cookie.
+    "coding.accounts.languages.UserLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # An archived study's refusal of new work, raised where the work is done, as a 409.
-    "coding.middleware.ArchivedStudyMiddleware",
+    "coding.access.middleware.ArchivedStudyMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its 429 page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -206,7 +206,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     # Django's ModelBackend, reading the person's chosen language in the same query.
-    "coding.languages.UserBackend",
+    "coding.accounts.languages.UserBackend",
 ]
 AXES_FAILURE_LIMIT = int(env_str("WORKBENCH_LOGIN_FAILURES", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=int(env_str("WORKBENCH_LOGIN_COOLOFF_MINUTES", "15")))

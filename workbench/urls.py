@@ -22,6 +22,6 @@ urlpatterns = [
     path("api/jobs/", api.JobList.as_view(), name="api-jobs"),
     path("api/jobs/<int:pk>/", api.JobDetail.as_view(), name="api-job"),
     path("api/jobs/<int:pk>/cancel/", api.JobCancel.as_view(), name="api-job-cancel"),
-    path("api/", include("coding.api.urls")),
+    path("api/", include("coding.api_urls")),
     path("", include("coding.urls")),
 ]

@@ -1,6 +1,6 @@
 """The export's analysis tables (issue 17): the reliability report and the inclusion
 analysis, as rows, with their data dictionary. Their numbers are the agreement and
-inclusion pages' own: the newest agreement snapshot, and coding.inclusion.analyse over
+inclusion pages' own: the newest agreement snapshot, and coding.inclusion.analysis.analyse over
 every paper with decisions (narrow it on the page or with `inclusion_report
 --population`).
 
@@ -8,11 +8,12 @@ Neither may reach a coder (rule 1: no figure derived from the others' codings; i
 is blinded): for roles that may not see them the tables are written empty.
 """
 
-from coding import inclusion, snapshots
-from coding.agreement_report import SEES_AGREEMENT
+from coding.inclusion import analysis as inclusion
+from coding.agreement import snapshots
+from coding.agreement.report import SEES_AGREEMENT
 
-from .fields import Field, s
-from .rows import Columns
+from coding.export.fields import Field, s
+from coding.export.rows import Columns
 
 RELIABILITY_FIELDS = [
     s("round", "main or calibration.", categories=("main", "calibration")),

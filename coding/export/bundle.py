@@ -7,7 +7,7 @@ than when it was exported (the job row keeps that).
 
 Blinding (rule 2): a bundle is written for one set of roles, the requester's
 (`roles`; an operator's command works at owner level). What those roles may not
-receive (coding.blinding.hidden_fields_for, the projection the pages use) is left
+receive (coding.access.blinding.hidden_fields_for, the projection the pages use) is left
 out of every table and of the data dictionary, and the README says what and why.
 The same data and the same roles give the same bytes.
 """
@@ -27,14 +27,16 @@ from pathlib import Path
 from django.db.models import Count, Max
 from django.utils.text import slugify
 
-from coding.blinding import CODER_LEVEL, KINDS, OWNER_LEVEL, withheld_names
+from coding.access.blinding import CODER_LEVEL, KINDS, OWNER_LEVEL, withheld_names
+from coding.access.names import pseudonyms
 from coding.models import Coding, Decision, Item, RaterCoding
 from coding.models.reliability import SampleDraw
 
-from . import analysis_tables, rows
-from .fields import (DECISION_FIELDS, LONG_FIELDS, STATUS_NOTE, item_fields, wide_fields,
-                     withheld_item_columns)
-from .writers import WRITERS
+from coding.export import analysis_tables, rows
+from coding.export.fields import (
+    DECISION_FIELDS, LONG_FIELDS, STATUS_NOTE, item_fields, wide_fields, withheld_item_columns,
+)
+from coding.export.writers import WRITERS
 
 SHAPES = ("wide", "long", "decisions", "items", "reliability", "inclusion")
 FORMATS = ("csv", "parquet", "jsonl")
@@ -100,7 +102,7 @@ def build_bundle(study, out_path, *, shapes, fmt, include_mapping=False, report=
     check_options(shapes, fmt)
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    names = rows.pseudonyms(study)
+    names = pseudonyms(study)
     withheld = withheld_item_columns(study, roles)
     write, extension = WRITERS[fmt]
     # The README's counts, on a connection of their own while the tables are written
@@ -245,7 +247,7 @@ def blinding_note(study, roles, shapes, withheld):
 def provenance(study):
     """The README's figures from the database, counted in a few aggregate queries.
     rows.current_decisions and rows.independent_count find what Decision.objects.current()
-    and coding.codings.independent_codings define, without a subquery per row."""
+    and coding.labeling.codings.independent_codings define, without a subquery per row."""
     codings = Coding.objects.filter(assignment__item__study=study).aggregate(
         latest=Max("submitted_at"), count=Count("pk"))
     items = Item.objects.alive().filter(study=study)
@@ -268,7 +270,7 @@ def provenance(study):
 def drawer_names(study):
     """{username: pseudonym} of the study's members: a draw records who drew it by
     username, and the bundle names people only by pseudonym."""
-    names = rows.pseudonyms(study)
+    names = pseudonyms(study)
     return {username: names[pk] for pk, username in usernames(names).items()}
 
 

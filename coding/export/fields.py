@@ -6,7 +6,7 @@ dictionary (datapackage.json, Frictionless Table Schema) and the pandas reader.
 
 from dataclasses import dataclass, field, replace
 
-from coding.blinding import KINDS, hidden_fields_for
+from coding.access.blinding import KINDS, hidden_fields_for
 
 # How a question's final or coded value stands, in the `__status` / `status` columns.
 ANSWERED, NOT_APPLICABLE, MISSING, UNDECIDED = "answered", "not_applicable", "missing", "undecided"

@@ -11,7 +11,7 @@ from django.urls import reverse
 from coding.models import Role, Study
 from workbench import jobs, storage
 
-from .bundle import build_bundle, check_options
+from coding.export.bundle import build_bundle, check_options
 
 # "the bundle was stored with another checksum": written for people, naming no place.
 jobs.user_facing(storage.StorageError)

@@ -27,13 +27,13 @@ from django.db import connection, connections, transaction
 from django.db.models import Exists, OuterRef, TextField
 from django.db.models.functions import Cast
 
-from coding.blinding import KINDS
-from coding.codebooks import is_shown
-from coding.landings import paper_inclusion
-from coding.models import (Assignment, Coding, Decision, Item, Membership, Question,
-                           RaterCoding, Role)
+from coding.access.blinding import KINDS
+from coding.codebooks.versions import is_shown
+from coding.catalog.landings import paper_inclusion
+from coding.models import (Assignment, Coding, Decision, Item, Question,
+                           RaterCoding)
 
-from .fields import ANSWERED, MISSING, NOT_APPLICABLE, UNDECIDED
+from coding.export.fields import ANSWERED, MISSING, NOT_APPLICABLE, UNDECIDED
 
 # Rows read from the database at a time, and about the rows of a yielded batch (the
 # writers gather batches into row groups of their own size).
@@ -188,20 +188,6 @@ def in_background(function, *args):
         return result["value"]
 
     return wait
-
-
-def pseudonyms(study):
-    """{user id: pseudonym}, stable within a study since memberships are never deleted:
-    coder_1, coder_2 … in the order coders joined; anyone else by their role
-    (adjudicator_1, owner_1 …), for the decisions they recorded."""
-    names, counts = {}, {}
-    memberships = list(Membership.objects.filter(study=study).order_by("created_at", "pk"))
-    # Coders first, so a person who both codes and adjudicates is known as a coder.
-    for membership in sorted(memberships, key=lambda m: m.role != Role.CODER):
-        if membership.user_id not in names:
-            counts[membership.role] = counts.get(membership.role, 0) + 1
-            names[membership.user_id] = f"{membership.role}_{counts[membership.role]}"
-    return names
 
 
 def as_text(value):
@@ -387,7 +373,7 @@ def long_batches(study, names):
     Codings come ordered by item, coder (so each assignment's revisions are together),
     revision: an assignment's revisions are held until its last has been read, since
     whether one is independent (the highest revision with phase independent, as
-    coding.codings.independent_codings says) depends on those after it."""
+    coding.labeling.codings.independent_codings says) depends on those after it."""
     codings = (Coding.objects.filter(assignment__item__study=study,
                                      assignment__item__deleted_at__isnull=True)
                .order_by("assignment__item_id", "assignment__coder_id", "revision", "pk")
@@ -488,7 +474,7 @@ class _LongRows:
             get = values.get
             for key, condition, wanted in conditions:
                 if condition is not None:
-                    # coding.codebooks.is_shown, with the condition's set made once
+                    # coding.codebooks.versions.is_shown, with the condition's set made once
                     answer = get(condition)
                     if not (bool(wanted & set(answer)) if isinstance(answer, list)
                             else answer in wanted):

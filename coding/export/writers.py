@@ -16,7 +16,7 @@ import numpy
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .rows import Columns, Repeated, Timestamps, expanded
+from coding.export.rows import Columns, Repeated, Timestamps, expanded
 
 BATCH = 20_000
 ARROW_TYPES = {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(),

@@ -1,15 +1,15 @@
-from .audit import AuditEntry
-from .catalog import Framework, FrameworkScan, Landing, Method, MethodLink, OptionName
-from .codebooks import Codebook, CodebookVersion, Option, Question
-from .codings import Assignment, Coding, Exposure
-from .decisions import Decision
-from .disagreements import StoredDisagreement
-from .imports import ImportRun
-from .items import Item
-from .preferences import LanguagePreference
-from .raters import AssistedRound, Comparison, Rater, RaterCoding
-from .reliability import AgreementSnapshot
-from .studies import Invite, Membership, Role, Study
+from coding.models.audit import AuditEntry
+from coding.models.catalog import Framework, FrameworkScan, Landing, Method, MethodLink, OptionName
+from coding.models.codebooks import Codebook, CodebookVersion, Option, Question
+from coding.models.codings import Assignment, Coding, Exposure
+from coding.models.decisions import Decision
+from coding.models.disagreements import StoredDisagreement
+from coding.models.imports import ImportRun
+from coding.models.items import Item
+from coding.models.preferences import LanguagePreference
+from coding.models.raters import AssistedRound, Comparison, Rater, RaterCoding
+from coding.models.reliability import AgreementSnapshot
+from coding.models.studies import Invite, Membership, Role, Study
 
 __all__ = [
     "AgreementSnapshot", "AssistedRound", "Assignment", "AuditEntry", "Codebook", "CodebookVersion", "Coding", "Comparison",

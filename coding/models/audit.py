@@ -3,12 +3,12 @@
 from django.conf import settings
 from django.db import models
 
-from .studies import Study
+from coding.models.studies import Study
 
 
 class AuditEntry(models.Model):
     """One change to a study's setup (study, codebook, members, invites, calibration,
-    catalog). Written by `coding.audit.record` in the transaction of the change; never
+    catalog). Written by `coding.access.audit.record` in the transaction of the change; never
     updated or deleted."""
 
     study = models.ForeignKey(
@@ -25,7 +25,7 @@ class AuditEntry(models.Model):
     target = models.CharField(max_length=300, blank=True)
     # The target as keys: its kind and the names/ids its words need ({"kind": "member",
     # "role": "coder", "name": "cora"}), put in the reader's language when shown
-    # (coding.audit.target_in_words). Null on entries written before targets had a kind.
+    # (coding.access.audit.target_in_words). Null on entries written before targets had a kind.
     target_parts = models.JSONField(null=True, blank=True)
     details = models.JSONField(default=dict, blank=True)
 

@@ -2,7 +2,13 @@
 
 from django.db import models
 
-from .studies import Study
+from coding.models.studies import Study
+
+# What a first appearance's commit says about its date (read by the scanner, coding.catalog):
+# among this many changed files it is a bulk change (an import, a sync) ...
+BULK_FILES = 40
+# ... and authored this many days before it was committed, a batch sync of older work.
+BATCH_SYNC_DAYS = 7
 
 
 class Framework(models.Model):
@@ -11,7 +17,7 @@ class Framework(models.Model):
     repository = models.CharField(max_length=200, help_text="owner/name on GitHub")
     main_branch = models.CharField(max_length=100, default="main")
     # Paths a history scan does not read (fnmatch patterns); None: the defaults in
-    # coding.landings_git.DEFAULT_EXCLUDE (prose, lock files, vendored code, data).
+    # coding.catalog.git.DEFAULT_EXCLUDE (prose, lock files, vendored code, data).
     scan_exclude = models.JSONField(null=True, blank=True, default=None)
 
     class Meta:
@@ -66,7 +72,7 @@ class Landing(models.Model):
     """Where and when a method first appeared in a framework's main branch.
 
     Found by scanning the framework's git history for the first commit that adds one
-    of the method's option names (coding.landings). A commit that touched many files
+    of the method's option names (coding.catalog.landings). A commit that touched many files
     at once (an import, a rename, a squash of many changes) only bounds the date from
     above: the option may have existed under another name before.
     """
@@ -141,15 +147,11 @@ class OptionHit(models.Model):
 
     @property
     def bulk(self):
-        from ..landings_git import BULK_FILES
-
         return self.files_changed >= BULK_FILES
 
     @property
     def batch_sync(self):
         """Authored well before it was committed: a batch of older work synced at once."""
-        from ..landings import BATCH_SYNC_DAYS
-
         return (self.committed_at - self.authored_at).days >= BATCH_SYNC_DAYS
 
     @property

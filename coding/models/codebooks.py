@@ -2,14 +2,14 @@
 
 A published version is immutable (design brief, rule 5): its questions and
 options cannot be saved or deleted. Editing a codebook in use means drafting a
-new version (coding.codebooks.draft_new_version) and publishing it.
+new version (coding.codebooks.versions.draft_new_version) and publishing it.
 """
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from .studies import Study
+from coding.models.studies import Study
 
 
 class Codebook(models.Model):
@@ -55,7 +55,7 @@ class CodebookVersion(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
     # The questions' and options' texts in other languages, by language code, question key
-    # and option value (coding.codebook_translations); kept with the version, so a
+    # and option value (coding.codebooks.translations); kept with the version, so a
     # published version's translations never change either.
     translations = models.JSONField(default=dict, blank=True)
 

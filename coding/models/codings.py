@@ -7,9 +7,9 @@ What a coder may see of these rows is decided in one place: the
 from django.conf import settings
 from django.db import models
 
-from .codebooks import CodebookVersion
-from .items import Item
-from .studies import Role
+from coding.models.codebooks import CodebookVersion
+from coding.models.items import Item
+from coding.models.studies import Role
 
 
 def _can_see_all_codings(study, user):
@@ -52,7 +52,7 @@ class Assignment(models.Model):
     opened_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # The seconds its first submitted revision spent, copied from that coding in the
-    # transaction that records it (coding.codings.record_coding): the queue page's
+    # transaction that records it (coding.labeling.codings.append_revision): the queue page's
     # median times per coder read assignments alone, not every coding (issue 13).
     first_seconds_spent = models.PositiveIntegerField(null=True, blank=True)
 
@@ -69,11 +69,11 @@ class Assignment(models.Model):
         ]
         indexes = [
             models.Index(fields=["coder", "status"]),
-            # coding.queue.release_expired looks for lapsed leases on every next_item;
+            # coding.labeling.queue.release_expired looks for lapsed leases on every next_item;
             # only active assignments (a few per coder) are in this index.
             models.Index(fields=["leased_until"], condition=models.Q(status="active"),
                          name="assignment_active_lease"),
-            # coding.queue.coder_work: a study's assignments grouped by coder, status and
+            # coding.labeling.queue.coder_work: a study's assignments grouped by coder, status and
             # first seconds, read from the index alone.
             models.Index(fields=["study", "coder", "status", "first_seconds_spent"],
                          name="assignment_work"),

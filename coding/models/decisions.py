@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.db import models
 
-from .items import Item
+from coding.models.items import Item
 
 
 class DecisionQuerySet(models.QuerySet):

@@ -1,14 +1,14 @@
 from django.db import models
 
-from .decisions import Decision
-from .items import Item
-from .studies import Study
+from coding.models.decisions import Decision
+from coding.models.items import Item
+from coding.models.studies import Study
 
 
 class StoredDisagreement(models.Model):
     """One item × question whose independent codings differ: the review list's rows, kept.
 
-    Written by coding.adjudication.sync_disagreements in the same transaction that
+    Written by coding.adjudication.decisions.sync_disagreements in the same transaction that
     settles an item or records a decision, so the review list and the disagreements API
     read this small table, paged, whatever the study's size; `rebuild_disagreements`
     recomputes it from codings and decisions.

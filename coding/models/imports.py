@@ -1,6 +1,6 @@
 from django.db import models
 
-from .studies import Study
+from coding.models.studies import Study
 
 
 class ImportRun(models.Model):

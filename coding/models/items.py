@@ -2,8 +2,8 @@ from django.db import models
 
 from ingest.models import Document, Snapshot
 
-from .codebooks import Codebook
-from .studies import Study
+from coding.models.codebooks import Codebook
+from coding.models.studies import Study
 
 
 class ItemQuerySet(models.QuerySet):
@@ -27,7 +27,7 @@ class Item(models.Model):
     # How many coders should code this item: the study's overlap for items in the
     # reliability sample, 1 for the rest; every coder for calibration items.
     target = models.PositiveSmallIntegerField(default=2)
-    # Active plus submitted assignments, kept in step by coding.queue under the
+    # Active plus submitted assignments, kept in step by coding.labeling.queue under the
     # item's row lock, so "never more than target" is one indexed comparison.
     taken = models.PositiveSmallIntegerField(default=0)
     in_reliability_sample = models.BooleanField(default=True)

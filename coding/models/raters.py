@@ -1,18 +1,18 @@
 """Raters that are not coders: models and outside sources, and people compared by name.
 
-A model's labels or an outside study's codings come in from a file (coding.raters_import)
+A model's labels or an outside study's codings come in from a file (coding.raters.imports)
 as `RaterCoding` rows, one per item and question. They never touch the assignment queue,
 a coder never sees them, and they never feed the human reliability figures (design brief,
 rule 10): they meet people only in a named `Comparison` an owner sets up
-(coding.comparisons).
+(coding.raters.comparisons).
 """
 
 from django.conf import settings
 from django.db import models
 
-from .codebooks import Codebook, CodebookVersion
-from .items import Item
-from .studies import Study
+from coding.models.codebooks import Codebook, CodebookVersion
+from coding.models.items import Item
+from coding.models.studies import Study
 
 
 class Rater(models.Model):
@@ -97,7 +97,7 @@ class Comparison(models.Model):
     # Columns; empty: the final decisions.
     second = models.ForeignKey(Rater, null=True, blank=True, related_name="+",
                                on_delete=models.CASCADE)
-    # Cohen's kappa's agreement weights (coding.comparisons.weight_matrix): none, by option
+    # Cohen's kappa's agreement weights (coding.raters.comparisons.weight_matrix): none, by option
     # position, or a custom matrix {row value: {column value: weight}}, checked on saving.
     weighting = models.CharField(max_length=16, default="unweighted", choices=[
         ("unweighted", "unweighted"), ("linear", "linear"), ("quadratic", "quadratic"),
@@ -126,7 +126,7 @@ class AssistedRound(models.Model):
     suggestions with their provenance (issue 16). Opt-in by an owner, one model per round.
 
     Never the calibration round and never an item of the reliability sample: those stay
-    blind (coding.suggestions refuses the one and shows nothing on the other). What a
+    blind (coding.labeling.suggestions refuses the one and shows nothing on the other). What a
     coder was shown is kept as an Exposure of kind `suggestion`, and every coding made
     after it is assisted (Coding.assisted): it never feeds reliability (rule 8)."""
 

@@ -4,8 +4,8 @@ from django.db import models
 from django.db.models.signals import post_save
 from django.dispatch import receiver
 
-from .items import Item
-from .studies import Study
+from coding.models.items import Item
+from coding.models.studies import Study
 
 
 class AgreementSnapshot(models.Model):
@@ -13,7 +13,7 @@ class AgreementSnapshot(models.Model):
     the series of snapshots is how agreement over time is drawn.
 
     Taken by the "agreement" job after every few new independent codings and on demand
-    (coding.snapshots). `report` is the round's part of coding.reliability.study_report;
+    (coding.agreement.snapshots). `report` is the round's part of coding.agreement.reliability.study_report;
     `summary` holds just alpha per question, so the lines over time read little.
     """
 
@@ -45,7 +45,7 @@ class SampleDraw(models.Model):
     save of reliability_sample). `record` is that draw's whole description: share or
     count, stratification, seed, pool, size, how far coding had gone, who drew it, and
     the sample-size plan then, with the planner's inputs and each question's observed
-    rarest share (coding.agreement_report.recorded_plan).
+    rarest share (coding.agreement.report.recorded_plan).
     """
 
     study = models.ForeignKey(Study, related_name="sample_draws", on_delete=models.CASCADE)
@@ -66,7 +66,7 @@ class SampleDraw(models.Model):
 @receiver(post_save, sender=Study, dispatch_uid="coding.record_draw")
 def record_draw(sender, instance, update_fields=None, **kwargs):
     """Keep each new draw: on a save that writes reliability_sample (the draw's own save,
-    coding.queue.draw_reliability_sample), unless the newest kept draw is the same one."""
+    coding.labeling.queue.draw_reliability_sample), unless the newest kept draw is the same one."""
     drawn = instance.reliability_sample
     if not drawn or update_fields is None or "reliability_sample" not in update_fields:
         return

@@ -12,7 +12,7 @@ from django.utils.translation import gettext_noop
 
 class Role(models.TextChoices):
     # Labels stay plain strings (the API and exports name roles in English); pages show
-    # them translated through coding.members.role_label.
+    # them translated through coding.studies.members.role_label.
     OWNER = "owner", gettext_noop("Owner")
     CODER = "coder", gettext_noop("Coder")
     ADJUDICATOR = "adjudicator", gettext_noop("Adjudicator")
@@ -89,7 +89,7 @@ class Study(models.Model):
     )
     # Seeds each coder's item order, so the order can be reproduced.
     queue_seed = models.PositiveIntegerField(default=random_seed)
-    # How the reliability sample was drawn (coding.queue.draw_reliability_sample):
+    # How the reliability sample was drawn (coding.labeling.queue.draw_reliability_sample):
     # share or count, stratify_by, seed, size, drawn_at. Empty: every item is in it.
     reliability_sample = models.JSONField(default=dict, blank=True)
     calibration_threshold = models.FloatField(
@@ -110,7 +110,7 @@ class Study(models.Model):
     class Meta:
         verbose_name_plural = "studies"
         ordering = ["name"]
-        # Staff may always create studies (coding.access.may_create_study); others need
+        # Staff may always create studies (coding.access.roles.may_create_study); others need
         # this permission, granted with `manage.py grant_study_creation USER`.
         permissions = [("create_study", "Can create studies")]
 

@@ -2,7 +2,7 @@
 
 from django import template
 
-from ..landings import HIT_KIND_WORDS
+from coding.catalog.landings import HIT_KIND_WORDS
 
 register = template.Library()
 

@@ -1,12 +1,12 @@
 """A codebook text in the reader's language with the original beside it
-(coding.codebook_translations): the page shows one of the two, the "as written" switch
+(coding.codebooks.translations): the page shows one of the two, the "as written" switch
 (coding/_show_original.html) the other. One markup for every page that shows codebook
 texts: the coding, review and codebook pages, and an answer's label (display.answer_label)."""
 
 from django import template
 from django.utils.html import format_html
 
-from ..languages import shows_original
+from coding.accounts.languages import shows_original
 
 register = template.Library()
 

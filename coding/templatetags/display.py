@@ -5,7 +5,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from .codebook_text import translated_html
+from coding.templatetags.codebook_text import translated_html
 
 register = template.Library()
 

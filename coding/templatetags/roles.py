@@ -1,9 +1,9 @@
 """Roles in the reader's language: `{{ m.role|role_label }}` ("Coder"), and as a sentence
-names them, `{{ m.role|role_words }}` ("coder"): coding.members."""
+names them, `{{ m.role|role_words }}` ("coder"): coding.studies.members."""
 
 from django import template
 
-from coding.members import role_label, role_words
+from coding.studies.members import role_label, role_words
 
 register = template.Library()
 register.filter("role_label", role_label)

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from django.db import connection
 
-from coding import bootstrap
-from coding import reliability_coefficients as rc
+from coding.agreement import bootstrap
+from coding.agreement import coefficients as rc
 from coding.models import Coding
-from coding.reliability import _Epoch
+from coding.agreement.reliability import _Epoch
 
 
 def test_distinct_rows_are_numpys_unique_rows_in_its_order():
@@ -77,7 +77,7 @@ def test_subset_intervals_by_window_number_give_what_the_windows_masks_give():
 
 
 def test_a_units_window_is_the_one_a_loop_over_the_windows_finds():
-    from coding.reliability_metrics import _window_of
+    from coding.agreement.metrics import _window_of
 
     when = np.array([-1, 0, 4, 5, 9, 10, 11, 25, 30, np.nan])
     for bounds in ([(0, 5), (5, 10), (20, 30)],  # in order, a gap between the last two

@@ -12,9 +12,10 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from coding import queue, snapshots
-from coding.agreement_report import current_document
-from coding.codebooks import create_codebook
+from coding.agreement import snapshots
+from coding.agreement.report import current_document
+from coding.codebooks.versions import create_codebook
+from coding.actions import sample
 from tests import factories
 
 ZH = {"questions": {
@@ -49,7 +50,7 @@ def build(people, translated=True, name="Methods study", first=0):
     study.save(update_fields=["discussion_step"])
     book = create_codebook(study, spec(translated))
     papers = [factories.paper_item(study, book, n) for n in range(first, first + 6)]
-    queue.draw_reliability_sample(study, count=4, seed=5, user=people["olive"])
+    sample.draw_reliability_sample(study, count=4, seed=5, user=people["olive"])
     from coding.models import Item
 
     sampled = Item.objects.filter(pk__in=[p.pk for p in papers], target__gt=1).order_by("pk")

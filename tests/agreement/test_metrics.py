@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from statsmodels.stats import inter_rater
 
-from coding.agreement import (
+from coding.agreement.alpha import (
     UndefinedAgreementWarning,
     bootstrap_ci,
     brennan_prediger,
@@ -547,7 +547,7 @@ def test_bootstrap_ci_warns_about_resamples_where_the_metric_is_undefined():
 
 # --- issue 17: AC2, Conger, custom weights, PABAK, bias and prevalence, Stuart-Maxwell --
 
-from coding.agreement import (  # noqa: E402
+from coding.agreement.alpha import (  # noqa: E402
     bias_index,
     conger_kappa,
     gwet_ac2,

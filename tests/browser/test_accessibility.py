@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from coding import presets_zh
-from coding.demo import DEMO_PASSWORD, DEMO_SLUG
+from coding.studies import presets_zh
+from coding.demo.study import DEMO_PASSWORD, DEMO_SLUG
 from coding.models import Assignment
 
 pytestmark = pytest.mark.browser
@@ -124,7 +124,7 @@ def test_a_chinese_reader_sees_chinese_chrome_and_the_codebook_in_chinese(demo, 
     page.locator("#coding-form .q.focus").wait_for()
     assert page.locator("html").get_attribute("lang") == "zh-hans"
     assert "提交并继续" in page.locator("#submit-button").inner_text()
-    # The demo codebooks carry Chinese texts (coding.presets_zh), shown in place of the
+    # The demo codebooks carry Chinese texts (coding.studies.presets_zh), shown in place of the
     # study's own words, which are one click away (tests/browser/test_codebook_languages.py);
     # whichever item the queue gave: a paper or a thread, each with its own codebook.
     assignment = Assignment.objects.select_related("item__codebook").get(

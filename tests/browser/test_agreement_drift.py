@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from coding import snapshots
+from coding.agreement import snapshots
 from tests import factories
 from tests.coding.test_reliability import three_coders_over_five_weeks
 

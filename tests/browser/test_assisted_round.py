@@ -8,10 +8,11 @@ import json
 
 import pytest
 
-from coding import queue
+from coding.labeling import queue
 from coding.models import Assignment, Coding, Item, Role
-from coding.raters import add_rater
-from coding.raters_import import import_codings
+from coding.raters.setup import add_rater
+from coding.raters.imports import import_codings
+from coding.actions import sample
 from tests import factories
 from tests.browser.test_accessibility import ARTIFACTS, serious_violations
 from tests.coding.test_assisted_rounds import ONE_QUESTION
@@ -27,7 +28,7 @@ def labelled(transactional_db):
         factories.member(study, people[name], role)
     codebook = factories.codebook(study, ONE_QUESTION)
     items = [factories.paper_item(study, codebook, n) for n in range(4)]
-    queue.draw_reliability_sample(study, count=1, seed=3)
+    sample.draw_reliability_sample(study, count=1, seed=3)
     add_rater(study, None, kind="model", name="gpt-labeller", model_version="gpt-x-2026-01-31",
               config_hash="sha256:c0ffee", provenance="zero-shot prompt v3")
     import_codings(study, io.StringIO("".join(

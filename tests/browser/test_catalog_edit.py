@@ -2,7 +2,7 @@
 
 import pytest
 
-from coding.demo import DEMO_PASSWORD, DEMO_SLUG
+from coding.demo.study import DEMO_PASSWORD, DEMO_SLUG
 from coding.models import Method
 from tests.browser.test_csp import demo, watched  # noqa: F401  (fixtures)
 

@@ -4,9 +4,9 @@ kept as test artifacts; axe-core finds no serious or critical violation on eithe
 
 import pytest
 
-from coding import presets_zh
-from coding.demo import DEMO_SLUG
-from coding.languages import remember_language
+from coding.studies import presets_zh
+from coding.demo.study import DEMO_SLUG
+from coding.accounts.languages import remember_language
 from coding.models import Assignment, Coding
 from django.contrib.auth.models import User
 from tests.browser.test_accessibility import ARTIFACTS, demo, open_as, serious_violations  # noqa: F401

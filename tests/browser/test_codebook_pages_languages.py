@@ -7,9 +7,9 @@ as test artifacts; axe-core finds no serious or critical violation on any."""
 
 import pytest
 
-from coding import presets_zh
-from coding.demo import DEMO_SLUG
-from coding.languages import remember_language
+from coding.studies import presets_zh
+from coding.demo.study import DEMO_SLUG
+from coding.accounts.languages import remember_language
 from coding.models import Codebook, LanguagePreference
 from django.contrib.auth.models import User
 from tests.browser.test_accessibility import demo, open_as, serious_violations  # noqa: F401

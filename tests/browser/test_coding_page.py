@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from coding.demo import DEMO_PASSWORD, DEMO_SLUG
+from coding.demo.study import DEMO_PASSWORD, DEMO_SLUG
 from coding.models import Assignment, Coding
 
 pytestmark = pytest.mark.browser

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.utils import timezone
 
-from coding.demo import DEMO_PASSWORD, DEMO_SLUG
+from coding.demo.study import DEMO_PASSWORD, DEMO_SLUG
 from coding.models import Study
 from workbench.models import Job
 

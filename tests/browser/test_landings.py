@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from coding.demo import DEMO_PASSWORD, DEMO_SLUG
+from coding.demo.study import DEMO_PASSWORD, DEMO_SLUG
 from tests.browser.test_csp import demo, watched  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.browser

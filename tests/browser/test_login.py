@@ -4,7 +4,7 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from coding.demo import DEMO_PASSWORD
+from coding.demo.study import DEMO_PASSWORD
 
 pytestmark = pytest.mark.browser
 

@@ -5,7 +5,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from coding.demo import DEMO_PASSWORD, DEMO_SLUG
+from coding.demo.study import DEMO_PASSWORD, DEMO_SLUG
 from coding.models import Decision
 
 pytestmark = pytest.mark.browser

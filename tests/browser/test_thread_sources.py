@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from coding import queue
+from coding.labeling import queue
 from coding.models import Role
 from ingest.imports import run_import
 from ingest.models import Document

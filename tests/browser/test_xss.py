@@ -17,9 +17,11 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from coding import adjudication, queue, snapshots
-from coding.codebooks import create_codebook
-from coding.codings import record_coding
+from coding.adjudication import decisions as adjudication
+from coding.labeling import queue
+from coding.agreement import snapshots
+from coding.codebooks.versions import create_codebook
+from coding.actions.submit import record_coding
 from coding.models import (Assignment, CodebookVersion, Framework, ImportRun, Landing, Method,
                            MethodLink, OptionName, Role)
 from ingest.models import Document, Post

@@ -5,9 +5,12 @@ import json
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
-from coding import adjudication, queue
-from coding.codings import independent_codings, submit
+from coding.adjudication import decisions as adjudication
+from coding.labeling import queue
+from coding.actions.submit import submit
+from coding.labeling.codings import independent_codings
 from coding.models import Assignment, Coding, Decision, Item
+from coding.actions import sample
 from tests import factories
 
 BASE = {"size_b": 7, "failures": ["none"], "code_released": "no"}
@@ -51,7 +54,7 @@ def test_unanimous_answers_are_decided_automatically(split):
 
 
 def test_an_item_coded_by_one_coder_by_design_is_decided_as_single(alpha, people):
-    queue.draw_reliability_sample(alpha, count=0)
+    sample.draw_reliability_sample(alpha, count=0)
     code(alpha.papers[2], people["cora"], label="analysis")
     assert current(alpha.papers[2], "label").method == Decision.Method.SINGLE
 

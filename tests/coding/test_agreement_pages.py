@@ -10,8 +10,9 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from coding import snapshots
+from coding.agreement import snapshots
 from coding.models import AgreementSnapshot
+from coding.actions import sample
 from tests import factories
 
 
@@ -142,9 +143,8 @@ def test_page_shows_a_question_without_units(alpha, people, client_for):
 
 def test_paper_block_names_the_sample_the_coders_calibration_and_procedure(coded, people,
                                                                           client_for):
-    from coding import queue
 
-    queue.draw_reliability_sample(coded, count=3, seed=11)
+    sample.draw_reliability_sample(coded, count=3, seed=11)
     coded.discussion_step = True
     coded.save(update_fields=["discussion_step"])
     text = client_for(people["olive"]).get(f"/api/studies/{coded.slug}/agreement/").json()["text"]
@@ -195,7 +195,7 @@ def test_kappa_and_every_coefficient_reach_api_page_and_paper_text(coded, people
 def test_verdict_reads_the_lower_bound(coded, people, client_for):
     doc = client_for(people["olive"]).get(f"/api/studies/{coded.slug}/agreement/").json()
     alpha = label_row(doc)["alpha"]
-    from coding.sample_size import verdict
+    from coding.agreement.sample_size import verdict
 
     assert alpha["verdict"] == verdict(alpha["low"])
     assert "lower bound" in doc["thresholds"]["applied_to"]
@@ -262,7 +262,7 @@ def test_page_draws_its_rounds_once_per_snapshot_and_language(coded, people, cli
                                                               monkeypatch):
     """The rounds' charts and tables come from the snapshots alone: drawn once per
     snapshot and language and then read from the cache; a new snapshot is drawn anew."""
-    from coding import agreement_report
+    from coding.agreement import report as agreement_report
     from coding.models import LanguagePreference
 
     drawn = []

@@ -16,12 +16,14 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from coding import queue, suggestions
-from coding.codings import independent_codings
+from coding.labeling import queue, suggestions
+from coding.labeling.codings import independent_codings
 from coding.export import rows
+from coding.access.names import pseudonyms
 from coding.models import Assignment, AssistedRound, Coding, Exposure, Item
-from coding.raters import add_rater
-from coding.raters_import import import_codings
+from coding.raters.setup import add_rater
+from coding.raters.imports import import_codings
+from coding.actions import sample
 from tests import factories
 
 ONE_QUESTION = {
@@ -41,7 +43,7 @@ def study(people):
         factories.member(study, people[name], people["names"][name])
     codebook = factories.codebook(study, ONE_QUESTION)
     study.papers = [factories.paper_item(study, codebook, n) for n in range(6)]
-    queue.draw_reliability_sample(study, count=2, seed=7)
+    sample.draw_reliability_sample(study, count=2, seed=7)
     study.refresh_from_db()
     study.blind_items = list(Item.objects.filter(study=study, in_reliability_sample=True))
     study.open_items = list(Item.objects.filter(study=study, in_reliability_sample=False)
@@ -261,7 +263,7 @@ def test_assisted_codings_are_kept_out_of_reliability_and_marked_in_the_export(
     independent = set(independent_codings(assisted).values_list("assignment_id", flat=True))
     assert independent == {blind.pk}
     assert rows.independent_count(assisted) == 1
-    long = [r for r in rows.long(assisted, rows.pseudonyms(assisted))
+    long = [r for r in rows.long(assisted, pseudonyms(assisted))
             if r["rater_kind"] == "coder"]
     by_item = {r["item_id"]: r for r in long}
     assert by_item[helped.item_id]["assisted"] is True

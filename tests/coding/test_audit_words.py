@@ -19,12 +19,16 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone, translation
 
-from coding import (
-    audit, calibration, catalog_edit, queue, codebook_editing, codebook_files, members, raters,
-    study_setup, suggestions,
-)
+from coding.access import audit
+from coding.labeling import calibration, suggestions
+from coding.catalog import edit as catalog_edit
+from coding.actions import publish
+from coding.codebooks import editing as codebook_editing, files as codebook_files
+from coding.studies import members, setup as study_setup
+from coding.raters import setup as raters
 from coding.models import AuditEntry, Item, Membership, Rater, RaterCoding, Role
-from coding.raters_screening import screening_sample
+from coding.raters.screening import screening_sample
+from coding.actions import sample
 from tests import factories
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +57,7 @@ def every_action(study, people):
     codebook = codebook_editing.new_codebook(copy, olive, "Trail codebook", "paper")
     draft = codebook.versions.get()
     codebook_editing.save_spec(draft, olive, SPEC)
-    codebook_editing.publish_draft(codebook, olive, "first", "switch")
+    publish.publish_draft(codebook, olive, "first", "switch")
     codebook_editing.start_draft(codebook, olive)
     codebook_files.import_file(copy, olive, json.dumps({"format": "workbench-codebook", "format_version": 1, **SPEC,
                                            "name": "Filed codebook"})
@@ -92,7 +96,7 @@ def every_action(study, people):
                              model_version="v1", config_hash="abc123")
     raters.add_comparison(copy, olive, name="model vs decisions", first="trail-model",
                           second=None, question="label", codebook=codebook)
-    queue.draw_reliability_sample(copy, count=1)
+    sample.draw_reliability_sample(copy, count=1)
     suggestions.mark_assisted(copy, olive, Item.Round.MAIN, "trail-model")
     suggestions.mark_blind(copy, olive, Item.Round.MAIN)
 

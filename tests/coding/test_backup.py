@@ -15,8 +15,8 @@ from django.core.files.base import ContentFile
 from django.core.management import call_command
 from django.db import connection
 
-from coding import adjudication
-from coding.backup import BackupError, restore
+from coding.adjudication import decisions as adjudication
+from coding.studies.backup import BackupError, restore
 from coding.models import Coding, Study
 from tests import factories
 from workbench import storage

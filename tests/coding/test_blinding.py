@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from coding import queue
+from coding.labeling import queue
 from tests import factories
 
 # The quoted words are in the abstract everyone reads; cyril's choice of them as
@@ -34,7 +34,7 @@ def blind(alpha, people):
              queue.add_item(alpha, thread, alpha.paper_codebook)]
     for item in items:
         assignment = queue.assign(item, people["cyril"])
-        from coding.codings import submit
+        from coding.actions.submit import submit
 
         submit(assignment, {"label": "rl_method", "scope": "general", "size_b": 70,
                             "failures": ["entropy_collapse"], "code_released": "yes",
@@ -106,7 +106,7 @@ def test_blind_authors_removes_authors_and_affiliations(blind, people, client_fo
 
 
 def test_kind_scoped_blinding_hides_a_field_from_threads_only(blind, people):
-    from coding.blinding import coder_view
+    from coding.access.blinding import coder_view
 
     blind.blinded_fields = ["thread.url"]
     paper = {"kind": "paper", "url": "https://example.org/p"}
@@ -207,7 +207,7 @@ def test_hiding_an_outcome_hides_every_field_and_event_that_tells_it(outcome_bli
 
 
 def test_the_owner_still_receives_what_the_outcome_blinding_hides(outcome_blind, alpha):
-    from coding.blinding import OWNER_LEVEL, view_for
+    from coding.access.blinding import OWNER_LEVEL, view_for
 
     content = view_for(alpha, OWNER_LEVEL, outcome_blind.item.snapshot.content)
     assert content["merged_at"] == "2031-02-03T04:05:06Z"
@@ -231,7 +231,7 @@ def test_blind_authors_hides_the_per_author_records_too(alpha, people, client_fo
 
 
 def test_hiding_whether_a_discussion_was_answered_hides_which_comment_is_the_answer(alpha):
-    from coding.blinding import coder_view
+    from coding.access.blinding import coder_view
 
     alpha.blinded_fields = ["thread.answered"]
     content = {"kind": "thread", "answered": True, "answer_chosen_at": "2031-01-01T00:00:00Z",

@@ -14,7 +14,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from coding import calibration, queue
+from coding.labeling import calibration, queue
 from coding.models import AuditEntry, Item, Membership
 from ingest.models import Document, Snapshot, content_sha256
 from tests import factories

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from coding import landings
+from coding.catalog import landings
 from coding.models import AuditEntry, Framework, FrameworkScan, Landing, Method, OptionName, Role
 from tests import factories
 from tests.coding.test_landings import Repo

@@ -5,7 +5,7 @@ import json
 import pytest
 from django.conf import settings
 
-from coding import queue
+from coding.labeling import queue
 from coding.models import Assignment, Coding
 from tests import factories
 

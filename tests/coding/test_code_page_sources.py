@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from coding import queue
+from coding.labeling import queue
 from ingest.imports import run_import
 from ingest.models import Document
 from tests import factories

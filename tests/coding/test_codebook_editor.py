@@ -16,12 +16,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from coding import queue
-from coding.codebook_diff import diff
-from coding.codebook_editing import (
-    NothingToPublish, new_codebook, prune_draft, publish_draft, save_spec, start_draft,
-)
-from coding.codebook_spec import InvalidSpec, save_draft, spec_of, validate
+from coding.labeling import queue
+from coding.codebooks.diff import diff
+from coding.codebooks.editing import NothingToPublish, new_codebook, save_spec, start_draft
+from coding.labeling.open_work import prune_draft
+from coding.actions.publish import publish_draft
+from coding.codebooks.spec import InvalidSpec, save_draft, spec_of, validate
 from coding.models import Assignment, AuditEntry, Item
 from tests import factories
 
@@ -567,7 +567,7 @@ def test_publish_codebook_command(alpha, codebook, draft, people):
 
 
 def test_validate_accepts_every_preset():
-    from coding import presets
+    from coding.studies import presets
 
     for spec in (presets.PAPER_CODEBOOK, presets.THREAD_CODEBOOK):
         assert validate(spec, publishing=True) == []

@@ -16,10 +16,11 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from coding import codebook_files, presets
-from coding.codebook_files import BadFile, dump, import_file, read
-from coding.codebook_spec import InvalidSpec
-from coding.codebooks import create_codebook, publish
+from coding.codebooks import files as codebook_files
+from coding.studies import presets
+from coding.codebooks.files import BadFile, dump, import_file, read
+from coding.codebooks.spec import InvalidSpec
+from coding.codebooks.versions import create_codebook, publish
 from coding.models import AuditEntry, Codebook, CodebookVersion, Option, Question, Role
 from tests import factories
 

@@ -6,7 +6,7 @@ decision and the API keep the option values."""
 import pytest
 from django.test import Client
 
-from coding.codebooks import create_codebook
+from coding.codebooks.versions import create_codebook
 from coding.models import Decision, LanguagePreference
 from tests import factories
 from tests.coding.test_codebook_translations import translated_spec
@@ -113,7 +113,7 @@ def test_the_choice_of_someone_who_never_chose_a_language_stores_no_language(
     assert client.post("/language/original/", {"show_original": "1"}).status_code == 204
     preference = LanguagePreference.objects.get(user=people["cyril"])
     assert preference.show_original and preference.language == ""
-    from coding.languages import stored_language
+    from coding.accounts.languages import stored_language
     assert stored_language(people["cyril"]) is None
     # Their pages still follow the browser: English here.
     assert "Main contribution?" in client.get(codebook_url(translated)).content.decode()
@@ -127,7 +127,7 @@ def test_the_switch_is_for_people_signed_in(client):
 # --- the diff between versions names translation changes ---------------------------------
 
 def test_the_diff_lists_each_translation_added_changed_or_removed():
-    from coding.codebook_diff import diff, is_empty, summary_line
+    from coding.codebooks.diff import diff, is_empty, summary_line
 
     old = translated_spec()
     new = translated_spec()
@@ -158,8 +158,9 @@ def test_the_diff_lists_each_translation_added_changed_or_removed():
 
 
 def test_the_version_page_shows_translation_changes(translated, people, client_for):
-    from coding.codebook_editing import publish_draft, save_spec, start_draft
-    from coding.codebook_spec import spec_of
+    from coding.codebooks.editing import save_spec, start_draft
+    from coding.actions.publish import publish_draft
+    from coding.codebooks.spec import spec_of
 
     draft, _ = start_draft(translated.codebook, people["olive"])
     spec = spec_of(draft)
@@ -207,7 +208,7 @@ def test_the_review_list_reads_in_chinese_its_filter_too(disputed, people, clien
 def test_a_coders_feedback_reads_in_their_language(disputed, people, client_for):
     disputed.show_feedback = True
     disputed.save(update_fields=["show_feedback"])
-    from coding import adjudication
+    from coding.adjudication import decisions as adjudication
     adjudication.decide(disputed.item, "label", "rl_method", people["ada"])
     html = client_for(people["cora"]).get(f"/studies/{disputed.slug}/feedback/").content.decode()
     assert LEGEND in html and ANALYSIS in html  # her answer, by its translated label

@@ -1,4 +1,4 @@
-"""Codebook texts in other languages (coding.codebook_translations): carried by the file
+"""Codebook texts in other languages (coding.codebooks.translations): carried by the file
 formats and the API, checked with located errors, kept with the version, shown to a coder
 in their language with the original one click away, and never stored in a coding."""
 
@@ -9,11 +9,11 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from coding import codebook_files
-from coding.codebook_editing import save_spec, start_draft
-from coding.codebook_files import dump, import_file
-from coding.codebook_spec import InvalidSpec, check, save_draft, spec_of
-from coding.codebooks import create_codebook, draft_new_version
+from coding.codebooks import files as codebook_files
+from coding.codebooks.editing import save_spec, start_draft
+from coding.codebooks.files import dump, import_file
+from coding.codebooks.spec import InvalidSpec, check, save_draft, spec_of
+from coding.codebooks.versions import create_codebook, draft_new_version
 from coding.models import Coding, CodebookVersion, LanguagePreference
 from tests import factories
 
@@ -204,7 +204,7 @@ def test_a_coding_made_in_chinese_stores_the_same_keys_as_in_english(translated,
 
 
 def test_the_demo_codebooks_read_in_chinese(db):
-    from coding import presets
+    from coding.studies import presets
 
     for spec in (presets.PAPER_CODEBOOK, presets.THREAD_CODEBOOK):
         check(spec)

@@ -3,7 +3,7 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from coding.codebooks import check_values, draft_new_version, publish
+from coding.codebooks.versions import check_values, draft_new_version, publish
 from coding.models import Option, Question
 from tests import factories
 

@@ -46,7 +46,8 @@ def test_a_decision_revision_cannot_be_overwritten(alpha, people):
 def test_independent_codings_are_each_coders_last_revision_before_discussion(alpha, people):
     from django.utils import timezone
 
-    from coding.codings import independent_codings, submit
+    from coding.actions.submit import submit
+    from coding.labeling.codings import independent_codings
     from coding.models import Assignment, Item
 
     item = alpha.papers[0]

@@ -5,7 +5,7 @@ from django.core.management import call_command
 from django.db import transaction
 from django.test import override_settings
 
-from coding.demo import DEMO_PASSWORD, DEMO_SLUG
+from coding.demo.study import DEMO_PASSWORD, DEMO_SLUG
 from coding.models import Coding, Item, Method, Study
 from ingest.models import Document, Snapshot
 

@@ -8,11 +8,13 @@ import zipfile
 import pandas as pd
 import pytest
 
-from coding import adjudication, queue
-from coding.codings import submit
+from coding.adjudication import decisions as adjudication
+from coding.labeling import queue
+from coding.actions.submit import submit
 from coding.dataset import data_dictionary, load
 from coding.export.bundle import FORMATS, SHAPES, build_bundle
 from coding.models import Assignment, Coding, Decision
+from coding.actions import sample
 from tests import factories
 
 BASE = {"size_b": 7, "failures": ["none"], "code_released": "no"}
@@ -210,7 +212,7 @@ def test_the_analysis_in_the_docs_runs_on_an_exported_demo_bundle(db, tmp_path, 
 
     from django.core.management import call_command
 
-    from coding.demo import DEMO_SLUG
+    from coding.demo.study import DEMO_SLUG
     from coding.models import Study
 
     call_command("load_demo", verbosity=0)
@@ -284,7 +286,7 @@ def test_the_long_table_marks_the_last_independent_revision(revised, export, peo
     assert list(cora.phase) == ["independent", "independent", "reconciliation"]
     assert pd.isna(cora.value.iloc[0]) and list(cora.value)[1:] == ["revision 2", "revision 3"]
     assert revised.papers[2].pk not in set(long.item_id)
-    from coding.codings import independent_codings
+    from coding.labeling.codings import independent_codings
 
     assert long.independent.astype(bool).sum() == (
         independent_codings(revised).count()
@@ -292,7 +294,7 @@ def test_the_long_table_marks_the_last_independent_revision(revised, export, peo
 
 
 def test_the_export_queries_find_what_the_product_definitions_find(revised):
-    from coding.codings import independent_codings
+    from coding.labeling.codings import independent_codings
     from coding.export import rows
 
     # The definition, worked out in Python from every coding: each assignment's highest
@@ -312,10 +314,11 @@ def test_the_export_queries_find_what_the_product_definitions_find(revised):
 
 
 def test_the_row_generators_give_dicts_of_each_shapes_fields(revised):
+    from coding.access.names import pseudonyms
     from coding.export import rows
     from coding.export.fields import DECISION_FIELDS, LONG_FIELDS, item_fields, wide_fields
 
-    names = rows.pseudonyms(revised)
+    names = pseudonyms(revised)
     version = revised.paper_codebook.current_version()
     long = list(rows.long(revised, names))
     assert len(long) == version.questions.count() * Coding.objects.filter(
@@ -331,7 +334,7 @@ def test_the_row_generators_give_dicts_of_each_shapes_fields(revised):
 
 
 def test_the_readme_counts_current_decisions_and_independent_codings(revised, export):
-    from coding.codings import independent_codings
+    from coding.labeling.codings import independent_codings
 
     with zipfile.ZipFile(export("csv", shapes=["items"])) as bundle:
         readme = bundle.read("README.md").decode()
@@ -442,18 +445,17 @@ def test_columns_of_runs_write_what_their_rows_write(tmp_path, monkeypatch, fmt)
 def test_the_readme_keeps_every_draw_of_the_reliability_sample(coded, export):
     """The draw in force in the provenance line as before; the earlier ones beside it, each
     with the plan of its time, oldest first (the page and API show them too)."""
-    from coding import queue
 
     def readme():
         with zipfile.ZipFile(export()) as bundle:
             return bundle.read("README.md").decode()
 
     assert "Earlier draws" not in readme()
-    queue.draw_reliability_sample(coded, count=2, seed=3)
+    sample.draw_reliability_sample(coded, count=2, seed=3)
     first = readme()
     assert "sample drawn: " in first and "Earlier draws" not in first
-    queue.draw_reliability_sample(coded, count=3, seed=5)
-    queue.draw_reliability_sample(coded, count=1, seed=7)
+    sample.draw_reliability_sample(coded, count=3, seed=5)
+    sample.draw_reliability_sample(coded, count=1, seed=7)
     text = readme()
     line = next(line for line in text.splitlines() if "Earlier draws" in line)
     assert "oldest first (2;" in line and '"seed": 3' in line and '"seed": 5' in line
@@ -467,12 +469,11 @@ def test_the_readme_names_who_drew_the_sample_by_pseudonym(coded, export, people
     the draw in force and the earlier ones; someone outside the study is "operator"."""
     from django.contrib.auth import get_user_model
 
-    from coding import queue
-    from coding.export.rows import pseudonyms
+    from coding.access.names import pseudonyms
 
     admin = get_user_model().objects.create_user("site-admin-x")
-    queue.draw_reliability_sample(coded, count=2, seed=3, user=people["ada"])
-    queue.draw_reliability_sample(coded, count=1, seed=7, user=admin)
+    sample.draw_reliability_sample(coded, count=2, seed=3, user=people["ada"])
+    sample.draw_reliability_sample(coded, count=1, seed=7, user=admin)
     with zipfile.ZipFile(export()) as bundle:
         text = bundle.read("README.md").decode()
     ada = pseudonyms(coded)[people["ada"].pk]

@@ -12,8 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 from django.core.management import call_command
 
-from coding import adjudication, queue
-from coding.codings import submit
+from coding.adjudication import decisions as adjudication
+from coding.labeling import queue
+from coding.actions.submit import submit
 from coding.dataset import load
 from coding.export.bundle import FORMATS, SHAPES
 from coding.export.jobs import start_export

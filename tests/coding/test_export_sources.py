@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from coding import queue
+from coding.labeling import queue
 from coding.dataset import data_dictionary, load
 from coding.export.bundle import build_bundle
 from coding.models import Role

@@ -24,7 +24,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from coding.export.bundle import build_bundle
-from coding.inclusion import analyse
+from coding.inclusion.analysis import analyse
 from coding.models import Decision, Framework, Landing, Method, MethodLink
 from tests import factories
 
@@ -150,7 +150,7 @@ def brute_force_freeman_halton(table):
 def test_exact_freeman_halton_matches_fishers_test_and_a_brute_force_enumeration(table):
     from scipy import stats
 
-    from coding.inclusion import freeman_halton
+    from coding.inclusion.analysis import freeman_halton
 
     p, how = freeman_halton(table)
     assert how == "exact"
@@ -162,7 +162,7 @@ def test_exact_freeman_halton_matches_fishers_test_and_a_brute_force_enumeration
 
 
 def test_freeman_halton_beyond_the_exact_limit_is_monte_carlo_stated_and_close(monkeypatch):
-    from coding import inclusion
+    from coding.inclusion import analysis as inclusion
 
     table = [[7, 3], [2, 9], [5, 5], [1, 6]]
     exact, _ = inclusion.freeman_halton(table)

@@ -19,8 +19,10 @@ import pytest
 from django.db import IntegrityError, connection, connections
 from django.utils import timezone
 
-from coding import adjudication, queue
-from coding.codings import NotHeld, independent_codings, submit
+from coding.adjudication import decisions as adjudication
+from coding.labeling import queue
+from coding.actions.submit import submit
+from coding.labeling.codings import NotHeld, independent_codings
 from coding.models import Assignment, Coding, Exposure, Item, Role
 from tests import factories
 
@@ -339,7 +341,7 @@ def test_an_answer_keyed_with_a_direction_control_is_refused(held):
 @pytest.fixture
 def preset_study(people):
     """A study on the RL-inclusion preset: sizes are at least 0, 'none' is chosen alone."""
-    from coding.presets import PAPER_CODEBOOK
+    from coding.studies.presets import PAPER_CODEBOOK
 
     study = factories.study("Preset study", owner=people["olive"])
     factories.member(study, people["cora"], Role.CODER)

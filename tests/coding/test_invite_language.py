@@ -5,7 +5,7 @@ as the page does; the API itself answers in English."""
 import pytest
 from django.core import mail
 
-from coding.languages import remember_language
+from coding.accounts.languages import remember_language
 from tests.coding.test_members import api_invites, as_json
 
 CHINESE_SUBJECT = "加入 Alpha study 的邀请"

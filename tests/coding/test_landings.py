@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from coding import landings
+from coding.catalog import landings
 from coding.models import Framework, FrameworkScan, Landing, Method, MethodLink, OptionName
 from tests import factories
 
@@ -138,7 +138,7 @@ def test_papers_get_inclusion_and_days_to_first_landing(repo, catalog, alpha):
 
 def test_a_thread_naming_an_option_proposes_the_method(alpha, catalog):
     framework, _, gspo = catalog
-    from coding import queue
+    from coding.labeling import queue
 
     thread = factories.thread(5, posts=["Please add `gspo` as an option.", "Sounds good."],
                               framework="toyrl")

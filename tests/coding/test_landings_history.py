@@ -9,7 +9,9 @@ from datetime import date
 import pytest
 from django.core.management import call_command
 
-from coding import catalog_edit, landings, landings_git, landings_names
+from coding.catalog import (
+    edit as catalog_edit, landings, git as landings_git, names as landings_names,
+)
 from coding.models import Framework, FrameworkScan, Landing, Method, MethodLink, OptionName
 from coding.models.catalog import OptionHit
 from tests import factories
@@ -304,7 +306,7 @@ def test_a_scan_reads_every_blob_through_one_cat_file_process(repo, toyrl, alpha
 
 def test_threads_are_linked_by_method_name_and_by_the_landings_pull_request(
         repo, toyrl, alpha):
-    from coding import queue
+    from coding.labeling import queue
 
     clip = method(alpha, toyrl, "Clip-higher", "clip_ratio_high")
     grpo = method(alpha, toyrl, "GRPO")
@@ -337,7 +339,7 @@ def landed_catalog(study, framework, count):
     """`count` methods, each with two option names hit and a landing from the earlier."""
     from datetime import UTC, datetime, timedelta
 
-    from coding.landings import _rebuild_landings
+    from coding.catalog.landings import _rebuild_landings
 
     for n in range(count):
         made = method(study, framework, f"Method {n}", f"old_{n}", f"new_{n}")

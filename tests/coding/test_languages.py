@@ -1,4 +1,4 @@
-"""A person's language, remembered per user (coding.languages): the switcher stores it when
+"""A person's language, remembered per user (coding.accounts.languages): the switcher stores it when
 they are signed in, every page of theirs follows it in any browser, the API and a command
 read and set it, and a code that is not offered is refused."""
 
@@ -9,7 +9,7 @@ from django.core.management.base import CommandError
 from django.test import Client
 from django.utils import translation
 
-from coding.languages import user_language
+from coding.accounts.languages import user_language
 from coding.models import LanguagePreference
 from tests.factories import PASSWORD
 

@@ -18,7 +18,7 @@ import pytest
 from django.core.management import call_command
 from sklearn.metrics import cohen_kappa_score
 
-from coding.sample_size import units_needed
+from coding.agreement.sample_size import units_needed
 from tests import factories
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "machine-raters.md"

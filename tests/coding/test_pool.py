@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from coding import pool
+from coding.labeling import pool
 from coding.models import Item
 from tests import factories
 from workbench.models import Job

@@ -7,8 +7,10 @@ from django.forms.models import model_to_dict
 from django.http import Http404
 from django.test.utils import CaptureQueriesContext
 
-from coding import codings, queue, snapshots
-from coding.access import access_assignment
+from coding.actions.submit import submit
+from coding.labeling import codings, queue
+from coding.agreement import snapshots
+from coding.access.roles import access_assignment
 from coding.models import AgreementSnapshot, Assignment, Coding
 from tests import factories
 from tests.postgresql import on_postgresql, prepared_on_the_server
@@ -84,7 +86,7 @@ def test_on_postgresql_a_statement_is_planned_once_not_at_each_of_its_first_runs
 def test_only_the_slots_are_bound_the_constants_are_written_into_the_statement(alpha, people):
     """A constant bound as a parameter would keep the generic plan off partial indexes
     (status = 'active'), so PostgreSQL would plan every run again."""
-    from coding import adjudication
+    from coding.adjudication import decisions as adjudication
 
     coding = factories.code(alpha.papers[0], people["cora"])
     with CaptureQueriesContext(connection) as captured:
@@ -156,7 +158,7 @@ def test_a_submission_schedules_after_its_commit(alpha, people, settings,
     assignment = queue.assign(alpha.papers[0], people["cora"])
     answers = {"label": "analysis", "size_b": 7, "failures": ["none"], "code_released": "no"}
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        codings.submit(assignment, answers)
+        submit(assignment, answers)
     assert not Job.objects.filter(kind="agreement").exists()
     for callback in callbacks:
         callback()

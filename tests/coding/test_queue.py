@@ -5,8 +5,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from coding import queue
+from coding.labeling import queue
 from coding.models import Assignment, Item, Membership, Role
+from coding.actions import sample
 from tests import factories
 
 
@@ -65,7 +66,8 @@ def test_a_lapsed_lease_returns_the_item_to_the_pool(alpha, trio):
 
 
 def test_a_coder_whose_lease_lapsed_cannot_overfill_the_item(alpha, trio):
-    from coding.codings import NotHeld, submit
+    from coding.actions.submit import submit
+    from coding.labeling.codings import NotHeld
 
     for item in alpha.papers[1:]:
         item.delete()
@@ -119,13 +121,13 @@ def test_higher_priority_items_come_first(alpha, people):
 def test_reliability_sample_gives_overlap_coders_to_sampled_items_only(alpha):
     for n in range(3, 10):
         factories.paper_item(alpha, alpha.paper_codebook, n)
-    chosen = queue.draw_reliability_sample(alpha, share=0.5, seed=7)
+    chosen = sample.draw_reliability_sample(alpha, share=0.5, seed=7)
     items = Item.objects.filter(study=alpha)
     assert len(chosen) == 5
     assert sorted(items.values_list("target", flat=True)) == [1] * 5 + [2] * 5
     assert set(items.filter(target=2).values_list("pk", flat=True)) == chosen
     assert alpha.reliability_sample["seed"] == 7
-    assert queue.draw_reliability_sample(alpha, share=0.5, seed=7) == chosen
+    assert sample.draw_reliability_sample(alpha, share=0.5, seed=7) == chosen
 
 
 def test_stratified_sample_keeps_each_stratum_share(alpha):
@@ -136,14 +138,14 @@ def test_stratified_sample_keeps_each_stratum_share(alpha):
     for n in range(20, 24):
         document = factories.thread(n)
         queue.add_item(alpha, document, alpha.paper_codebook)
-    chosen = queue.draw_reliability_sample(alpha, count=8, stratify_by="kind", seed=1)
+    chosen = sample.draw_reliability_sample(alpha, count=8, stratify_by="kind", seed=1)
     kinds = list(Item.objects.filter(pk__in=chosen).values_list("document__kind", flat=True))
     assert (kinds.count(Document.Kind.PAPER), kinds.count(Document.Kind.THREAD)) == (6, 2)
 
 
 def test_a_sample_larger_than_the_pool_is_refused(alpha):
     with pytest.raises(ValueError, match="between 0 and 3"):
-        queue.draw_reliability_sample(alpha, count=4)
+        sample.draw_reliability_sample(alpha, count=4)
 
 
 def test_changing_the_overlap_changes_what_items_need(alpha, people, client_for):

@@ -12,10 +12,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from sklearn.metrics import cohen_kappa_score
 
-from coding import agreement, queue
+from coding.agreement import alpha as agreement
+from coding.labeling import queue
 from coding.models import Assignment, Rater, RaterCoding, Role
-from coding.raters import add_comparison, add_rater
-from coding.raters_import import RaterImportError, import_codings
+from coding.raters.setup import add_comparison, add_rater
+from coding.raters.imports import RaterImportError, import_codings
 from tests import factories
 
 THREE = {
@@ -247,7 +248,7 @@ def test_coder_never_meets_a_model_label_while_coding(alpha, labelled, people, c
 
 
 def test_raters_are_not_in_the_queue_nor_in_human_reliability(alpha, labelled, people):
-    from coding.reliability import study_report
+    from coding.agreement.reliability import study_report
 
     before = json.dumps(study_report(alpha, n_boot=10), sort_keys=True, default=str)
     factories.code(alpha.papers[0], people["cora"], label="analysis")
@@ -301,7 +302,7 @@ def test_rater_pages_cost_the_same_queries_at_any_size(alpha, labelled, people, 
 
 
 def test_a_rater_against_the_final_decisions(alpha, labelled, people):
-    from coding import comparisons
+    from coding.raters import comparisons
 
     for item, value in zip(alpha.papers, ["rl_method", "analysis"]):
         scope = {"scope": "general"} if value == "rl_method" else {}

@@ -11,15 +11,17 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from coding import queue, snapshots
-from coding.agreement import bootstrap_ci, fleiss_kappa, krippendorff_alpha
-from coding.bootstrap import alpha_interval
-from coding.codebooks import create_codebook
-from coding.codings import record_coding, submit
-from coding.demo import DEMO_SLUG
+from coding.labeling import queue
+from coding.agreement import snapshots
+from coding.agreement.alpha import bootstrap_ci, fleiss_kappa, krippendorff_alpha
+from coding.agreement.bootstrap import alpha_interval
+from coding.codebooks.versions import create_codebook
+from coding.actions.submit import record_coding, submit
+from coding.demo.study import DEMO_SLUG
 from coding.models import AgreementSnapshot, Coding, Decision, Item, Role, Study
-from coding.reliability import study_report
-from coding.sample_size import plan, units_needed, values_needed, verdict
+from coding.agreement.reliability import study_report
+from coding.agreement.sample_size import plan, units_needed, values_needed, verdict
+from coding.actions import sample
 from tests import factories
 from workbench import jobs
 from workbench.models import Job
@@ -346,12 +348,12 @@ def test_planner_uses_the_observed_rarest_share_as_in_the_issue():
 
 def test_a_sample_drawn_after_coding_is_described_as_drawn_with_its_plan(alpha, people):
     """All items drawn after coding began: not "a simple random sample (a share of 0.2)"."""
-    from coding.agreement_report import describe_sample
+    from coding.agreement.report import describe_sample
 
     for coder in ("cora", "cyril"):
         factories.code(alpha.papers[0], people[coder], label="analysis")
     snapshots.take_snapshot(alpha)
-    queue.draw_reliability_sample(alpha, share=1.0, seed=5, user=people["olive"])
+    sample.draw_reliability_sample(alpha, share=1.0, seed=5, user=people["olive"])
     alpha.refresh_from_db()
     drawn = alpha.reliability_sample
     assert (drawn["coded_before"], drawn["kept_for_overlap"], drawn["drawn_by"]) == (1, 1, "olive")
@@ -367,7 +369,7 @@ def test_every_draw_is_kept_and_an_earlier_one_stays_readable_after_a_redraw(alp
                                                                            client_for):
     """Two draws: the paste-ready text describes the newest from its kept record; the
     first is still there, as drawn, with its plan's inputs and observed shares."""
-    from coding.agreement_report import current_document
+    from coding.agreement.report import current_document
     from coding.models.reliability import SampleDraw
 
     for coder, label in (("cora", "analysis"), ("cyril", "rl_method")):
@@ -377,11 +379,11 @@ def test_every_draw_is_kept_and_an_earlier_one_stays_readable_after_a_redraw(alp
         factories.paper_item(alpha, alpha.paper_codebook, n)
     snapshots.take_snapshot(alpha)
     # Two drawn, and the item two coders coded already kept whatever the draw.
-    size = len(queue.draw_reliability_sample(alpha, count=2, seed=5, user=people["olive"]))
+    size = len(sample.draw_reliability_sample(alpha, count=2, seed=5, user=people["olive"]))
     alpha.refresh_from_db()
     alpha.overlap = 3
     alpha.save(update_fields=["overlap"])
-    queue.draw_reliability_sample(alpha, share=1.0, seed=9, user=people["olive"])
+    sample.draw_reliability_sample(alpha, share=1.0, seed=9, user=people["olive"])
     alpha.refresh_from_db()
     first, second = SampleDraw.objects.filter(study=alpha).order_by("drawn_at", "id")
     assert (first.size, first.record["count"], first.record["seed"]) == (size, 2, 5)
@@ -396,15 +398,15 @@ def test_every_draw_is_kept_and_an_earlier_one_stays_readable_after_a_redraw(alp
     alpha.save(update_fields=["reliability_sample"])
     assert SampleDraw.objects.filter(study=alpha).count() == 2
     doc = client_for(people["olive"]).get(f"/api/studies/{alpha.slug}/agreement/").json()
-    sample = doc["sample"]
-    assert [d["size"] for d in sample["draws"]] == [6, size]
-    assert sample["text"].startswith("all 6 main-round items (the draw took every item)")
-    assert "each item in it assigned to 3 coders" in sample["text"]
-    earlier = sample["draws"][1]["text"]
+    drawn = doc["sample"]
+    assert [d["size"] for d in drawn["draws"]] == [6, size]
+    assert drawn["text"].startswith("all 6 main-round items (the draw took every item)")
+    assert "each item in it assigned to 3 coders" in drawn["text"]
+    earlier = drawn["draws"][1]["text"]
     assert earlier.startswith(f"a simple random sample of {size} of the 6 main-round items "
                               "(2 items asked for, seed 5)")
     assert "assigned to 2 coders" in earlier
-    assert sample["text"] in doc["text"] and earlier not in doc["text"]
+    assert drawn["text"] in doc["text"] and earlier not in doc["text"]
     html = client_for(people["olive"]).get(f"/studies/{alpha.slug}/agreement/").content.decode()
     assert "1 earlier draw, kept as drawn" in html and "seed 5" in html
     assert current_document(alpha)["sample"]["draws"][1]["how"]["count"] == 2
@@ -497,7 +499,7 @@ def test_calendar_windows_are_days_weeks_or_months_by_the_span():
     from datetime import datetime
     from datetime import timezone as utc
 
-    from coding.reliability import calendar_windows
+    from coding.agreement.reliability import calendar_windows
 
     def at(*day):
         return datetime(*day, 12, tzinfo=utc.utc).timestamp()
@@ -513,7 +515,7 @@ def test_calendar_windows_are_days_weeks_or_months_by_the_span():
 
 
 def test_alphas_of_subsets_are_each_subsets_own_alpha():
-    from coding.bootstrap import subset_intervals
+    from coding.agreement.bootstrap import subset_intervals
 
     rng = np.random.default_rng(3)
     codes = rng.integers(0, 4, size=(300, 3))

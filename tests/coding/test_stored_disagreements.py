@@ -9,8 +9,9 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from coding import adjudication, queue
-from coding.codings import submit
+from coding.adjudication import decisions as adjudication
+from coding.labeling import queue
+from coding.actions.submit import submit
 from coding.models import Assignment, Coding, Item, Role, StoredDisagreement
 from ingest.models import Document, Snapshot, content_sha256
 from tests import factories
@@ -106,7 +107,7 @@ def test_the_review_list_pages_by_keyset_without_overlap_or_gaps(split, people, 
 
 def test_the_review_page_shows_a_page_and_a_link_to_the_next(split, people, client_for,
                                                               monkeypatch):
-    from coding.views import review
+    from coding.adjudication import views as review
 
     monkeypatch.setattr(review, "PAGE_SIZE", 5)
     ada = client_for(people["ada"])

@@ -12,9 +12,10 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from coding import queue, study_setup
-from coding.access import may_create_study
-from coding.codebooks import draft_new_version, publish
+from coding.labeling import queue
+from coding.studies import setup as study_setup
+from coding.access.roles import may_create_study
+from coding.codebooks.versions import draft_new_version, publish
 from coding.models import (
     Assignment, AuditEntry, Codebook, Coding, Decision, Framework, ImportRun, Item, Membership,
     Method, OptionName, Role, Study,
@@ -250,7 +251,7 @@ def test_the_new_study_page_is_not_taken_for_a_study_called_new(creator, client_
 # --- renaming -----------------------------------------------------------------------------
 
 def test_renaming_on_the_settings_page_is_audited_with_from_and_to(alpha, people, client_for):
-    from coding.forms import StudySettingsForm
+    from coding.studies.forms import StudySettingsForm
 
     data = StudySettingsForm(instance=alpha).initial
     data = {k: v for k, v in data.items() if k in StudySettingsForm.Meta.fields and v is not None}

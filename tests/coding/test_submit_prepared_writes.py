@@ -7,7 +7,8 @@ from datetime import timedelta
 from django.db.models.signals import post_save, pre_delete
 from django.utils import timezone
 
-from coding import adjudication, codings, queue
+from coding.actions.submit import submit
+from coding.labeling import queue
 from coding.models import Assignment, Coding, Decision, Item, StoredDisagreement
 from tests import factories
 from tests.postgresql import on_postgresql, prepared_on_the_server
@@ -21,7 +22,7 @@ def test_a_submission_stores_every_field_of_the_coding_and_the_assignment(alpha,
     Assignment.objects.filter(pk=held.pk).update(draft=held.draft,
                                                  draft_saved_at=held.draft_saved_at)
     opened = timezone.now() - timedelta(seconds=95)
-    coding = codings.submit(held, ANSWERS, notes="  Read twice. ", evidence=QUOTE, unsure=True,
+    coding = submit(held, ANSWERS, notes="  Read twice. ", evidence=QUOTE, unsure=True,
                             started_at=opened)
     stored = Coding.objects.get(pk=coding.pk)
     for field in Coding._meta.concrete_fields:
@@ -36,7 +37,7 @@ def test_a_submission_stores_every_field_of_the_coding_and_the_assignment(alpha,
     assert held.first_seconds_spent == stored.seconds_spent
 
     # A revision keeps the first revision's seconds on the assignment (the queue page's).
-    revision = codings.submit(held, {**ANSWERS, "size_b": 13}, started_at=opened - timedelta(hours=1))
+    revision = submit(held, {**ANSWERS, "size_b": 13}, started_at=opened - timedelta(hours=1))
     assert revision.revision == 2 and revision.seconds_spent > 3600
     assert Assignment.objects.get(pk=held.pk).first_seconds_spent == stored.seconds_spent
 
@@ -44,9 +45,9 @@ def test_a_submission_stores_every_field_of_the_coding_and_the_assignment(alpha,
 def test_a_model_suggestion_served_before_submitting_makes_the_coding_assisted(alpha, people):
     held = queue.assign(alpha.papers[0], people["cora"])
     held.exposures.create(kind="suggestion", question_key="label", shown={"value": "analysis"})
-    assert codings.submit(held, ANSWERS).assisted
+    assert submit(held, ANSWERS).assisted
     other = queue.assign(alpha.papers[1], people["cora"])
-    assert not codings.submit(other, ANSWERS).assisted
+    assert not submit(other, ANSWERS).assisted
 
 
 def test_the_decisions_and_disagreements_of_a_completed_item_are_stored_with_their_keys(
@@ -102,7 +103,7 @@ def test_raising_the_target_clears_the_stored_disagreements_at_the_next_submissi
 def test_the_submissions_writes_are_prepared_once_per_connection(alpha, people):
     for paper in alpha.papers[:2]:
         for name in ("cora", "cyril"):
-            codings.submit(queue.assign(paper, people[name]), ANSWERS)
+            submit(queue.assign(paper, people[name]), ANSWERS)
     assert queue.next_item(alpha, people["cora"]).item_id == alpha.papers[2].pk
     for fragment in ('INSERT INTO "coding_coding"', 'INSERT INTO "coding_assignment"',
                      'UPDATE "coding_assignment" SET "status" = \'submitted\'',

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.utils import translation
 from rest_framework.test import APIClient
 
-from coding.languages import remember_language
+from coding.accounts.languages import remember_language
 from ingest.imports import run_import
 from workbench.models import Job
 

@@ -1,4 +1,4 @@
-"""Permission rows: a study's backup (coding.backup) and the operator's endpoints.
+"""Permission rows: a study's backup (coding.studies.backup) and the operator's endpoints.
 
 A backup holds every coding and every blinded field: its owners only start and download
 it. /metrics is the operator's, by token (tests/test_probes.py); without the setting it
@@ -6,7 +6,7 @@ does not exist for anyone."""
 
 from django.core.files.base import ContentFile
 
-from coding.backup import backup_key
+from coding.studies.backup import backup_key
 from workbench import storage
 from workbench.models import Job
 

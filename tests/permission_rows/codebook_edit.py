@@ -5,7 +5,7 @@ edit, preview and publish. The paper codebook `codebook_id` gets a draft v2 for 
 (values below), so the editor's rows meet a draft to edit.
 """
 
-from coding.codebooks import draft_new_version
+from coding.codebooks.versions import draft_new_version
 
 OWNER_ONLY = "LNFFFFY"
 

@@ -1,4 +1,4 @@
-"""Permission rows: a person's own language (coding.languages), read and set by anyone
+"""Permission rows: a person's own language (coding.accounts.languages), read and set by anyone
 signed in; it concerns no study."""
 
 ROWS = {

@@ -7,7 +7,7 @@ its page and the accept operation answer everyone alike (a used link: 410, still
 coder invite to alpha made for each test.
 """
 
-from coding import members
+from coding.studies import members
 from coding.models import Role
 
 ANYONE = {"GET": "YYYYYYY", "POST": "YYYYYYY", "PUT": "MMMMMMM", "PATCH": "MMMMMMM",

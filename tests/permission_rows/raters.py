@@ -21,7 +21,7 @@ ROWS = {
 
 def values(world, alpha, people):
     from coding.models import Rater
-    from coding.raters import add_comparison
+    from coding.raters.setup import add_comparison
 
     Rater.objects.create(study=alpha, kind=Rater.Kind.MODEL, name="matrix-model",
                          model_version="v1")

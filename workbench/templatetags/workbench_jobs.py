@@ -28,7 +28,7 @@ COUNTER_LABELS = {
     "rows": gettext_lazy("Rows"), "new": gettext_lazy("New"), "changed": gettext_lazy("Changed"),
     "errors": gettext_lazy("Errors"),
 }
-# A screening rule's count is kept as "excluded: <the rule in English>" (coding.pool.
+# A screening rule's count is kept as "excluded: <the rule in English>" (coding.labeling.pool.
 # flat_counts): the rule's words are its msgid, so it reads in the reader's language too.
 EXCLUDED = "excluded: "
 

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from coding.management.studies import study_or_error
 from coding.models import Rater
-from coding.raters import add_rater
+from coding.raters.setup import add_rater
 
 
 class Command(BaseCommand):

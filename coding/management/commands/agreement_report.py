@@ -5,8 +5,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from coding import snapshots
-from coding.agreement_report import (
+from coding.agreement import snapshots
+from coding.agreement.report import (
     TEXT_LANGUAGE,
     TEXT_LANGUAGES,
     PlanForm,
@@ -15,7 +15,7 @@ from coding.agreement_report import (
     text_language,
 )
 from coding.management.studies import study_or_error
-from coding.reliability import study_report
+from coding.agreement.reliability import study_report
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from coding import study_setup
+from coding.studies import setup as study_setup
 from coding.management.studies import study_or_error
 
 

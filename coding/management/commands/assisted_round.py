@@ -1,7 +1,7 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from coding import suggestions
+from coding.labeling import suggestions
 from coding.management.studies import study_or_error
 
 

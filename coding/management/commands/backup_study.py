@@ -1,10 +1,10 @@
-"""backup_study: a study's rows and stored files in one zip (coding.backup)."""
+"""backup_study: a study's rows and stored files in one zip (coding.studies.backup)."""
 
 from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from coding.backup import back_up
+from coding.studies.backup import back_up
 from coding.management.studies import study_or_error
 
 

@@ -3,7 +3,7 @@ import json
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from coding import calibration
+from coding.labeling import calibration
 from coding.management.studies import study_or_error
 from coding.models import Item
 

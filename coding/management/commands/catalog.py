@@ -1,6 +1,6 @@
 """catalog: a study's frameworks, methods and option names as a JSON file, out and in.
 
-Export writes the catalog as data (`coding.catalog_data`, the same bytes for
+Export writes the catalog as data (`coding.catalog.data`, the same bytes for
 the same catalog). Import adds and updates by name and never removes, so importing a file
 twice changes nothing; every error names where it is ("methods[2].first_public") and
 nothing is written until all are fixed. Changes are audited, naming --user if given.
@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from coding import catalog_data
+from coding.catalog import data as catalog_data
 from coding.management.studies import study_or_error
 
 

@@ -4,8 +4,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from coding.codebook_diff import diff, is_empty
-from coding.codebook_spec import spec_of
+from coding.codebooks.diff import diff, is_empty
+from coding.codebooks.spec import spec_of
 from coding.management.studies import study_or_error
 
 

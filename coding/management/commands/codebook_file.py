@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from coding.codebook_files import FORMATS, InvalidSpec, dump, import_file
+from coding.codebooks.files import FORMATS, InvalidSpec, dump, import_file
 from coding.management.studies import study_or_error
 
 

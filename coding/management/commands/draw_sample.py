@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from coding import queue
 from coding.management.studies import study_or_error
+from coding.actions import sample
 
 
 class Command(BaseCommand):
@@ -18,7 +18,7 @@ class Command(BaseCommand):
     def handle(self, *args, study, share, count, stratify_by, seed, **options):
         found = study_or_error(study)
         try:
-            chosen = queue.draw_reliability_sample(found, share=share, count=count,
+            chosen = sample.draw_reliability_sample(found, share=share, count=count,
                                                    stratify_by=stratify_by, seed=seed)
         except ValueError as error:
             raise CommandError(str(error)) from error

@@ -3,7 +3,7 @@
 Without --as-user the bundle holds every field, blinded ones included, as an
 owner's export does: whoever can run manage.py can read the database anyway.
 With --as-user USER it is exactly what USER would get from the export page or
-the API (coding.blinding: their roles in the study decide what is withheld).
+the API (coding.access.blinding: their roles in the study decide what is withheld).
 """
 
 from pathlib import Path
@@ -11,7 +11,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from coding.blinding import OWNER_LEVEL
+from coding.access.blinding import OWNER_LEVEL
 from coding.export.bundle import FORMATS, SHAPES, build_bundle
 from coding.export.jobs import EXPORTERS
 from coding.management.studies import study_or_error

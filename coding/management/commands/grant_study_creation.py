@@ -3,7 +3,7 @@ from django.contrib.auth.models import Permission
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from coding.audit import record, target_of
+from coding.access.audit import record, target_of
 
 
 class Command(BaseCommand):

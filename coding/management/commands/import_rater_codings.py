@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from coding.management.studies import study_or_error
-from coding.raters_import import FORMATS, RaterImportError, import_file, report_text
+from coding.raters.imports import FORMATS, RaterImportError, import_file, report_text
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from coding.inclusion import analyse, parse_population
+from coding.inclusion.analysis import analyse, parse_population
 from coding.management.studies import study_or_error
 
 

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from coding import landings
+from coding.catalog import landings
 from coding.management.studies import study_or_error
 from coding.models.catalog import OptionHit
 

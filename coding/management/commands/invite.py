@@ -3,7 +3,7 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from coding import members
+from coding.studies import members
 from coding.management.studies import study_or_error
 from coding.models import Role
 

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from coding.demo import DEMO_PASSWORD, DEMO_PEOPLE, demo_users, load_demo
+from coding.demo.study import DEMO_PASSWORD, DEMO_PEOPLE, demo_users, load_demo
 
 
 class Command(BaseCommand):

@@ -3,8 +3,9 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from coding.codebook_editing import OPEN_ASSIGNMENTS, NothingToPublish, publish_draft
-from coding.codebook_spec import InvalidSpec
+from coding.codebooks.editing import OPEN_ASSIGNMENTS, NothingToPublish
+from coding.actions.publish import publish_draft
+from coding.codebooks.spec import InvalidSpec
 from coding.management.commands.codebook_diff import codebook_or_error
 from coding.management.studies import study_or_error
 

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from coding import queue
+from coding.labeling import queue
 from coding.management.studies import study_or_error
 
 

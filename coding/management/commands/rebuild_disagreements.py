@@ -3,7 +3,7 @@ decisions: after bulk-loading data, or if a check finds them out of step."""
 
 from django.core.management.base import BaseCommand, CommandError
 
-from coding.adjudication import rebuild_disagreements
+from coding.adjudication.decisions import rebuild_disagreements
 from coding.models import Study
 
 

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from coding.management.studies import study_or_error
 from coding.models import Rater
-from coding.raters_screening import put_in_front, screening_sample
+from coding.raters.screening import put_in_front, screening_sample
 
 
 class Command(BaseCommand):

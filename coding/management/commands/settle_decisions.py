@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from coding import adjudication
+from coding.adjudication import decisions as adjudication
 from coding.management.studies import study_or_error
 
 

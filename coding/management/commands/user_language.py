@@ -1,7 +1,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from coding import languages
+from coding.accounts import languages
 
 
 class Command(BaseCommand):

@@ -1,0 +1,235 @@
+"""Reviewing disagreements: the queue, the side-by-side review page, coder feedback."""
+
+import json
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
+from django.db import transaction
+from django.http import HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_safe
+
+from workbench.paging import bounded_count
+
+from coding.adjudication import decisions as adjudication
+from coding.codebooks import translations as codebook_translations
+from coding.access.roles import access_study
+from coding.access.blinding import coder_view, view_for
+from coding.codebooks.versions import parse_form_answers
+from coding.models import Decision, Role
+from coding.labeling.queue import rebuilding
+
+REVIEWERS = {Role.ADJUDICATOR, Role.OWNER}
+FILTERS = ("question", "coders", "category", "status", "order")
+PAGE_SIZE = 50
+# Coder styles on the review page (review.css: by-0 … by-3), reused past four coders.
+CODER_STYLES = 4
+
+
+def queue_filters(request):
+    raw = {name: request.GET.get(name, "").strip() for name in FILTERS}
+    return {
+        "question": raw["question"] or None,
+        "coders": [c.strip() for c in raw["coders"].split(",") if c.strip()] or None,
+        "category": raw["category"] or None,
+        "status": raw["status"] if raw["status"] in ("open", "decided", "all") else "open",
+        "order": raw["order"] if raw["order"] in adjudication.ORDERS else "most",
+    }, raw
+
+
+def counted(rows):
+    """The list's count as the review page shows it: exact up to 10,000 rows, and past
+    that "more than 10,000" (bounded_count; the rows are the stored disagreements)."""
+    total, exact = bounded_count(rows)
+    return {"total": total, "total_exact": exact,
+            "total_shown": f"{total if exact else total - 1:,}"}
+
+
+@login_required
+@require_safe
+def review_queue(request, slug):
+    study = access_study(request.user, slug, roles=REVIEWERS)
+    filters, raw = queue_filters(request)
+    after = request.GET.get("after", "")
+    try:
+        rows = adjudication.disagreements(study, after=after, limit=PAGE_SIZE + 1, **filters)
+    except ValueError:
+        return HttpResponseBadRequest("after: not a page token of this list; start from its first page.")
+    page, more = rows[:PAGE_SIZE], len(rows) > PAGE_SIZE
+    codebook_translations.apply_to_questions([row.question for row in page],
+                                             translation.get_language())
+    kept = request.GET.copy()
+    kept.pop("after", None)
+    if more:
+        kept["after"] = page[-1].token
+    return render(request, "coding/review_queue.html", {
+        "study": study, "rows": page, "raw": raw, "filters": filters,
+        # Counted up to 10,000, as the disagreements API counts (workbench.paging).
+        **counted(adjudication.disagreement_query(study, **filters)),
+        "next_query": kept.urlencode() if more else "", "first_page": not after,
+        "codebook_translated": any(row.question.tr for row in page),
+        "first_query": urlencode({k: v for k, v in raw.items() if v}),
+        "orders": adjudication.ORDERS, "question_choices": question_choices(study),
+        "statuses": ("open", "decided", "all"),
+        # The reviewer's own day: decisions they recorded since midnight (one count).
+        "decided_today": Decision.objects.filter(
+            item__study=study, decided_by=request.user, decided_at__gte=timezone.localtime().replace(
+                hour=0, minute=0, second=0, microsecond=0)).count(),
+        "query": request.GET.urlencode(),
+        "rebuilding": rebuilding(study),  # after an overlap change (coding.labeling.queue.sync_targets)
+    })
+
+
+def question_choices(study):
+    """(key, text) of every question in the study's codebooks' current versions, the text
+    in the reader's language where the codebook has it."""
+    choices, language = set(), translation.get_language()
+    for codebook in study.codebooks.all():
+        version = codebook.current_version()
+        if version is not None:
+            choices |= {(key, codebook_translations.label(version, key, text, language))
+                        for key, text in version.questions.values_list("key", "text")}
+    return sorted(choices)
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def review_item(request, slug, item_id):
+    study = access_study(request.user, slug, roles=REVIEWERS)
+    item = get_object_or_404(study.items.alive().select_related("snapshot", "codebook", "document"),
+                             pk=item_id)
+    questions = adjudication.questions_of(item)
+    errors = {}
+    if request.method == "POST":
+        # All of the form's decisions or none: a refused page comes back with every choice
+        # kept, and posting it again must not record the accepted ones twice.
+        with transaction.atomic():
+            errors = record_decisions(item, questions, request)
+            if errors:
+                transaction.set_rollback(True)
+        if not errors:
+            return redirect(next_review_url(study, item, request))
+    context = review_context(study, item, questions, errors, request)
+    return render(request, "coding/review_item.html", context, status=400 if errors else 200)
+
+
+def record_decisions(item, questions, request):
+    """Decide each question the form chose a value for; errors keyed by question."""
+    others = parse_form_answers(item.codebook.current_version(), request.POST)
+    errors = {}
+    for question in questions:
+        choice = request.POST.get(f"d-{question.key}", "")
+        if not choice:
+            continue
+        try:
+            value = others.get(question.key) if choice == "other" else json.loads(choice)
+        except json.JSONDecodeError:
+            errors[question.key] = [_("Choose one of the values offered.")]
+            continue
+        if choice == "other" and value in (None, "", []):
+            errors[question.key] = [_("Enter the other value, or choose one of the coders' values.")]
+            continue
+        try:
+            adjudication.decide(item, question.key, value, request.user,
+                                request.POST.get(f"why-{question.key}", ""))
+        except ValidationError as error:
+            errors.update(error.message_dict)
+        except PermissionDenied as error:
+            errors["__all__"] = [str(error)]
+            break
+    return errors
+
+
+def next_review_url(study, item, request):
+    """The next open disagreement in the queue as filtered, or the queue itself."""
+    filters, _ = queue_filters(request)
+    filters["status"] = "open"
+    query = request.GET.urlencode()
+    rows = adjudication.disagreement_query(study, **filters).exclude(item=item)
+    if not study.allow_self_adjudication:  # can_decide's rule, as a filter
+        rows = rows.exclude(item__assignments__coder=request.user)
+    following = rows.values_list("item_id", flat=True).first()
+    if following is not None:
+        return reverse("review-item", args=[study.slug, following]) + (f"?{query}" if query else "")
+    return reverse("review-queue", args=[study.slug]) + (f"?{query}" if query else "")
+
+
+def review_context(study, item, questions, errors, request):
+    codings = adjudication.gather([item])[item.pk]
+    coders = sorted(codings.independent, key=lambda c: c.username)
+    decisions = {q.key: adjudication.current_decision(item, q.key) for q in questions}
+    # After a refused POST the page comes back as the reviewer left it: each choice, the
+    # other value typed and the rationale (nothing typed is lost).
+    posted = request.POST if request.method == "POST" else {}
+    others = parse_form_answers(item.codebook.current_version(), posted) if posted else {}
+    rows = []
+    for question in questions:
+        groups = adjudication.group_answers(codings.independent, question)
+        question.answer = others.get(question.key)
+        question.answers = question.answer if isinstance(question.answer, list) else [question.answer]
+        question.option_values = [o.value for o in question.options.all()]
+        rows.append({
+            "question": question, "groups": groups, "differs": len(groups) > 1,
+            "choices": [(json.dumps(value), value, group) for value, group in groups
+                        if value not in (adjudication.NOT_APPLICABLE, adjudication.MISSING)],
+            "cells": [adjudication.answer(codings.independent[c], question) for c in coders],
+            "revised": ([adjudication.answer(codings.latest[c], question) for c in coders]
+                        if item.discussion_opened_at else None),
+            "decision": decisions[question.key], "errors": errors.get(question.key, []),
+            "chosen": posted.get(f"d-{question.key}", ""), "why": posted.get(f"why-{question.key}", ""),
+            "history": list(item.decisions.filter(question_key=question.key)
+                            .order_by("-revision").select_related("decided_by")),
+        })
+    # The item as coders saw it, and apart from it whatever blinded fields this
+    # reviewer's roles may see (blinding.view_for, the projection every export uses too).
+    content = coder_view(study, item.snapshot.content)
+    hidden = {key: value for key, value in view_for(study, study.my_roles, item.snapshot.content).items()
+              if key not in content}
+    # Each coder's quotes, listed under the item and marked in its text by review.js: one
+    # colour and underline style per coder (`by`, in name order; the legend numbers them),
+    # the question named. A coder's page never gets these (coding.labeling.views.code reads the
+    # coder's own evidence only).
+    # The codebook's texts in the reader's language, the original one click away (as on
+    # the coding page); decisions still store the option values.
+    translated = codebook_translations.apply(item.codebook.current_version(), questions,
+                                             translation.get_language())
+    by_key = {q.key: q for q in questions}
+    for n, coder in enumerate(coders):
+        coding = codings.independent[coder]
+        coding.by, coding.number = n % CODER_STYLES, n + 1
+        coding.quotes = [{**quote, "q": by_key.get(quote.get("question"))}
+                         for quote in coding.evidence if isinstance(quote, dict)]
+    return {
+        "study": study, "item": item, "content": content, "hidden": hidden, "coders": coders,
+        "differing": any(row["differs"] for row in rows),
+        "codings": [codings.independent[c] for c in coders], "rows": rows,
+        "quoted": any(codings.independent[c].quotes for c in coders),
+        "errors": errors.get("__all__", []),
+        "error_summary": [(f"question-{row['question'].key}",
+                           row["question"].tr.get("text") or row["question"].text, message)
+                          for row in rows for message in row["errors"]],
+        "codebook_translated": translated,
+        "can_decide": adjudication.can_decide(item, request.user),
+        "query": request.GET.urlencode(),
+    }
+
+
+@login_required
+@require_safe
+def feedback(request, slug):
+    """A coder's differences from the final decisions, when the study allows it."""
+    study = access_study(request.user, slug, roles={Role.CODER})
+    page = Paginator(adjudication.feedback_for(study, request.user), PAGE_SIZE).get_page(
+        request.GET.get("page"))
+    adjudication.feedback_shown(page.object_list)
+    codebook_translations.apply_to_questions([row["question"] for row in page.object_list],
+                                             translation.get_language())
+    return render(request, "coding/feedback.html", {
+        "study": study, "rows": page, "page": page,
+        "codebook_translated": any(row["question"].tr for row in page.object_list)})

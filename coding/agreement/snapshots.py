@@ -1,0 +1,172 @@
+"""Agreement over time: snapshots of the reliability report, taken by a background job.
+
+A coder's submission never waits for the report, which is heavy on a large study.
+`schedule_agreement` runs once the submission has committed and enqueues the "agreement"
+job only when enough new independent codings have arrived since the last snapshot and no
+agreement job is already waiting or running for the study (the debounce). It asks both in
+one statement, built once per process and prepared on PostgreSQL (coding/prepared.py):
+"is the N-th new independent coding there?" reads at most N rows of the study's codings
+by their (study, id) index, whatever the study's size. Built through the ORM on every
+submission, the two checks were 30% of a submission's CPU (issue 13).
+"""
+
+from datetime import datetime
+
+from django.conf import settings
+from django.db.models import Exists, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from workbench import jobs
+from workbench.models import Job
+
+from coding.models import AgreementSnapshot, Coding, Study
+from workbench.prepared import Slot, Statement
+from coding.agreement.reliability import ROUNDS, study_report
+
+KIND = "agreement"
+
+
+def snapshot_every():
+    """New independent codings between two automatic snapshots."""
+    return getattr(settings, "AGREEMENT_SNAPSHOT_EVERY", 20)
+
+
+def schedule_agreement(study):
+    """Enqueue the agreement job if it is due; the job, or None. Cheap: see the module."""
+    every = snapshot_every()
+    waiting, due = _due(every).first(study=study.pk, study_in_params=study.pk,
+                                     stale=timezone.now() - jobs.STALE_AFTER)
+    if waiting or not due:
+        return None
+    if jobs.runs_in_process():
+        # Tasks run in-process in this mode, so sending the job now would compute the
+        # report inside the coder's request. The row waits for the next person who
+        # opens the agreement page (run_waiting), or for a recompute.
+        return Job.objects.create(kind=KIND, params=_params(study))
+    return jobs.enqueue(KIND, _params(study))
+
+
+_DUE = {}
+
+
+def _due(every):
+    """The statement asking (a job waiting?, `every` new independent codings in?)."""
+    if every not in _DUE:
+        def build(study, study_in_params, stale):
+            alive = Q(status=Job.Status.QUEUED) | Q(status=Job.Status.RUNNING,
+                                                    heartbeat_at__gte=stale)
+            waiting = Job.objects.filter(alive, kind=KIND, params__study=study_in_params)
+            last = (AgreementSnapshot.objects.filter(study_id=study).order_by("-last_coding_id")
+                    .values("last_coding_id")[:1])
+            # The every-th new coding (OFFSET every - 1), unordered: there are at least
+            # `every` when it exists, and no row past the every-th is read.
+            nth = Coding.objects.filter(study_id=study, phase=Coding.Phase.INDEPENDENT,
+                                        pk__gt=Coalesce(Subquery(last), Value(0))
+                                        ).order_by()[max(every, 1) - 1:max(every, 1)]
+            return (Study.objects.filter(pk=study).order_by()
+                    .annotate(waiting=Exists(waiting), due=Exists(nth))
+                    .values_list("waiting", "due"))
+        _DUE[every] = Statement(Study, build, Slot("study"), Slot("study_in_params", "json"),
+                                Slot("stale", datetime))
+    return _DUE[every]
+
+
+def recompute(study, user=None):
+    """Take a snapshot now (the owner's "Recompute"): a job, even with nothing new."""
+    return jobs.enqueue(KIND, _params(study, force=True), user=user)
+
+
+def _params(study, force=False):
+    return {"study": study.pk, "study_slug": study.slug, "force": force}
+
+
+def waiting_job(study):
+    """The study's queued or running agreement job. A running one whose worker stopped
+    reporting is not waited for, or a dead worker would stop every later snapshot."""
+    alive = Q(status=Job.Status.QUEUED) | Q(status=Job.Status.RUNNING,
+                                            heartbeat_at__gte=timezone.now() - jobs.STALE_AFTER)
+    return Job.objects.filter(alive, kind=KIND, params__study=study.pk).order_by("-id").first()
+
+
+def run_waiting(study):
+    """Where tasks run in-process, run the study's waiting agreement job (see above)."""
+    job = waiting_job(study)
+    if jobs.runs_in_process() and job and job.status == Job.Status.QUEUED:
+        jobs.run(job.pk)
+
+
+def new_codings(study, limit=None):
+    """Independent codings (any round) newer than the last snapshot, counted up to `limit`.
+
+    One query; bounded, so the coder's request pays for at most `limit` rows.
+    """
+    last = (AgreementSnapshot.objects.filter(study=study).order_by("-last_coding_id")
+            .values("last_coding_id")[:1])
+    # No ORDER BY: Coding's default ordering (assignment, revision) would make the bounded
+    # count sort every new coding first (1.2 s on a 1M-item study) for rows it only counts.
+    # By the coding's own study, a range of its (study, id) index: through the item, the
+    # count read every newer coding of every other study (0.6 s on the agreement page of
+    # a 1k-item study beside a 100k one).
+    rows = Coding.objects.filter(study=study, pk__gt=Coalesce(Subquery(last), Value(0)),
+                                 phase=Coding.Phase.INDEPENDENT).order_by()
+    return rows[:limit].count() if limit else rows.count()
+
+
+def take_snapshot(study, *, force=False, progress=None):
+    """Compute the report and keep one snapshot per round that has codings.
+
+    Without `force` nothing happens when no independent coding arrived since the last
+    snapshot, so a job delivered twice adds no second snapshot.
+    """
+    if not force and new_codings(study, limit=1) == 0:
+        return {"snapshots": [], "note": "no new independent codings"}
+    report = study_report(study, progress=progress)
+    rows = AgreementSnapshot.objects.bulk_create(
+        AgreementSnapshot(study=study, round=round, n_codings=part["n_codings"],
+                          last_coding_id=report["last_coding_id"], report=part,
+                          summary=summarise(part))
+        for round, part in report["rounds"].items() if part["n_codings"])
+    return {"snapshots": [row.pk for row in rows], "n_codings": report["n_codings"]}
+
+
+def summarise(part):
+    """Alpha per question of one round: all the lines over time need."""
+    return {f"{book['id']}:{q['key']}": {key: q["alpha"][key] for key in ("value", "low", "high")}
+            | {"units": q["units"]}
+            for book in part["codebooks"] for q in book["questions"] if q.get("alpha")}
+
+
+def latest(study):
+    """{round: newest snapshot} for the rounds that have one."""
+    found = {}
+    for round in ROUNDS:
+        snapshot = (AgreementSnapshot.objects.filter(study=study, round=round)
+                    .order_by("-created_at", "-id").first())
+        if snapshot:
+            found[round] = snapshot
+    return found
+
+
+def history(study, round):
+    """[(n_codings, created_at, summary)] oldest first: the points of the lines over time."""
+    return list(AgreementSnapshot.objects.filter(study=study, round=round)
+                .order_by("created_at", "id").values_list("n_codings", "created_at", "summary"))
+
+
+def stored_report(study):
+    """The newest snapshots as one report (the shape of reliability.study_report), or None."""
+    snapshots = latest(study)
+    if not snapshots:
+        return None
+    newest = max(snapshots.values(), key=lambda s: (s.created_at, s.pk))
+    return {"study": study.slug, "computed_at": newest.created_at.isoformat(),
+            "n_codings": sum(s.report["n_codings"] for s in snapshots.values()),
+            "last_coding_id": newest.last_coding_id,
+            "rounds": {round: snapshots[round].report if round in snapshots else empty_round(round)
+                       for round in ROUNDS}}
+
+
+def empty_round(round):
+    return {"round": round, "n_codings": 0, "items": 0, "items_with_two_or_more": 0,
+            "coders": [], "decisions": {}, "codebooks": []}

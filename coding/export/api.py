@@ -1,0 +1,46 @@
+"""Exports over the API: start one (a job to poll at /api/jobs/{id}/), download the bundle."""
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from workbench.api import JobSerializer
+
+from coding.access.roles import access_study
+from coding.export.bundle import FORMATS, SHAPES
+from coding.export.jobs import start_export
+from coding.models import Role
+from coding.export.views import EXPORTERS, export_download
+
+
+class ExportRequest(serializers.Serializer):
+    shapes = serializers.ListField(child=serializers.ChoiceField(choices=SHAPES),
+                                   default=list(SHAPES), allow_empty=False)
+    format = serializers.ChoiceField(choices=FORMATS, default="csv")
+    include_mapping = serializers.BooleanField(default=False,
+                                               help_text="Owners only: add coders.csv.")
+
+
+class ExportStart(APIView):
+    @extend_schema(request=ExportRequest, responses={202: JobSerializer})
+    def post(self, request, slug):
+        """Start an export; poll the returned job, then follow result.download."""
+        study = access_study(request.user, slug, roles=EXPORTERS)
+        data = ExportRequest(data=request.data)
+        data.is_valid(raise_exception=True)
+        if data.validated_data["include_mapping"] and Role.OWNER not in study.my_roles:
+            raise ValidationError({"include_mapping": "Only owners may export the coder mapping."})
+        job = start_export(study, request.user, shapes=[s for s in SHAPES if s in data.validated_data["shapes"]],
+                           fmt=data.validated_data["format"],
+                           include_mapping=data.validated_data["include_mapping"])
+        job.refresh_from_db()
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ExportDownload(APIView):
+    @extend_schema(responses={(200, "application/zip"): OpenApiResponse(description="The bundle.")})
+    def get(self, request, slug, job_id):
+        """The finished export's zip."""
+        return export_download(request._request, slug, job_id)

@@ -1,0 +1,104 @@
+"""What a member sees of a study at a glance, and what they can do next.
+
+Counts shown to a coder are about their own work only (rule 1): never how many
+others coded an item, nor whether they agreed.
+"""
+
+from django.db.models import Count, Q
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+
+from ingest.models import Document
+
+from coding.access.roles import CAN_SEE_ALL_CODINGS
+from coding.agreement.report import SEES_AGREEMENT
+from coding.access.blinding import hides_inclusion
+from coding.models import Assignment, Item, Role
+from coding.studies.members import role_label
+from coding.labeling.queue import held_items
+
+
+def study_overview(study, user):
+    """The study's card. A few queries whatever its size (issue 13): the coder's own
+    assignments by status, one pass over the items for the pool and the progress, and
+    the items held now."""
+    roles = study.roles_of(user)
+    card = {"study": study, "roles": sorted(role_label(r) for r in roles)}
+    if Role.CODER in roles:
+        card["mine"] = Assignment.objects.filter(study=study, coder=user).aggregate(
+            submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+            active=Count("id", filter=Q(status=Assignment.Status.ACTIVE)),
+            skipped=Count("id", filter=Q(status=Assignment.Status.SKIPPED)),
+        )
+    sees_pool = bool(roles & (CAN_SEE_ALL_CODINGS | {Role.VIEWER}))
+    sees_progress = bool(roles & CAN_SEE_ALL_CODINGS)
+    if sees_pool or sees_progress:
+        card.update(_pool_and_progress(study, sees_pool, sees_progress))
+    card["actions"] = _actions(study, roles)
+    return card
+
+
+def _pool_and_progress(study, pool, progress):
+    """One pass over the study's items. Threads are found by their documents' ids (the
+    index on kind) rather than by joining every item to its document; a document is a
+    paper or a thread, so the rest are papers. Progress counts submitted codings per
+    item as `Item.taken` (active plus submitted) less the items' active assignments,
+    which are few (one per coder at most): coding.labeling.queue.held_items."""
+    alive = Q(deleted_at__isnull=True)
+    thread = Q(document__in=Document.objects.filter(kind=Document.Kind.THREAD).values("pk"))
+    counts = {}
+    if pool:
+        counts.update(papers=Count("id", filter=alive & ~thread),
+                      threads=Count("id", filter=alive & thread))
+    if progress:
+        counts.update(coded_once=Count("id", filter=Q(taken__gte=1)),
+                      fully_coded=Count("id", filter=Q(taken__gte=study.overlap)))
+    found = Item.objects.filter(study=study).aggregate(**counts)
+    card = {}
+    if pool:
+        card["pool"] = {"papers": found["papers"], "threads": found["threads"]}
+    if progress:
+        for held in held_items(study):
+            submitted = held["taken"] - held["active"]
+            for key, need in (("coded_once", 1), ("fully_coded", study.overlap)):
+                if held["taken"] >= need > submitted:
+                    found[key] -= 1
+        card["progress"] = {"coded_once": found["coded_once"],
+                            "fully_coded": found["fully_coded"], "overlap": study.overlap}
+    return card
+
+
+# (label, url name, who sees it, hint), in the order of a study's life.
+ANALYSTS = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
+ACTIONS = [
+    (_("Code next item"), "code-next", {Role.CODER},
+     _("Blind coding, keyboard first. Press ? on the page for the keys.")),
+    (_("Import"), "import", {Role.OWNER}, _("Fill the pool from arXiv or GitHub, with screening.")),
+    (_("Queue"), "queue", {Role.OWNER}, _("Progress per coder and round; the reliability sample.")),
+    (_("Calibration"), "calibration", {Role.OWNER},
+     _("Calibration items, your reference answers, the pass threshold, who passed.")),
+    (_("Review disagreements"), "review-queue", {Role.ADJUDICATOR, Role.OWNER},
+     _("Compare the codings side by side and decide the final values.")),
+    (_("Agreement"), "agreement", SEES_AGREEMENT,
+     _("Reliability per question, over time, and a report for the paper.")),
+    (_("Export"), "export", ANALYSTS, _("The coded dataset with its data dictionary, for pandas or R.")),
+    (_("Method catalog"), "catalog", ANALYSTS,
+     _("When each method landed in each framework (hidden from coders).")),
+    (_("All codings"), "coding-list", CAN_SEE_ALL_CODINGS, _("Every submitted coding, by coder.")),
+    (_("Settings"), "study-settings", {Role.OWNER}, _("Overlap, blinded fields, adjudication rules.")),
+]
+
+
+def _actions(study, roles):
+    actions = [(label, reverse(name, args=[study.slug]), hint)
+               for label, name, who, hint in ACTIONS if roles & who
+               and not (name == "catalog" and hides_inclusion(study, roles))]
+    if Role.CODER in roles and not roles & CAN_SEE_ALL_CODINGS:
+        actions.append((_("My codings"), reverse("coding-list", args=[study.slug]),
+                        _("What you have submitted so far.")))
+    if Role.CODER in roles and study.show_feedback:
+        actions.append((_("Feedback"), reverse("feedback", args=[study.slug]),
+                        _("Where your answers differed from the final decisions.")))
+    actions.append((_("Codebooks"), reverse("study-detail", args=[study.slug]) + "#codebooks",
+                    _("Read each question's definition and examples.")))
+    return actions

@@ -1,0 +1,68 @@
+"""What a Celery worker does besides running jobs: the job sweep.
+
+`start_sweeper()` runs `jobs.recover()` in a daemon thread of the worker: once when the
+worker is ready and then every `jobs.SWEEP_EVERY` seconds, each pass on its own database
+connection, closed afterwards; it looks after the kinds of the queues this worker consumes
+(workbench.queues). Connected to Celery's worker signals when Django starts
+(workbench.apps), so a web process only connects them and never sweeps.
+"""
+
+import logging
+import threading
+
+from celery.signals import worker_ready, worker_shutdown
+from django.db import connection
+
+from . import jobs
+from .queues import kinds_for
+
+logger = logging.getLogger(__name__)
+
+_sweeper = {"thread": None, "stop": threading.Event()}
+
+
+def start_sweeper(every=None, queues=None):
+    """Run jobs.recover() now and then every `every` seconds in a daemon thread; returns it.
+
+    Called from the worker_ready signal (below) with the queues the worker consumes:
+    it sweeps only the kinds routed there (workbench.queues.kinds_for). `every` defaults
+    to jobs.SWEEP_EVERY; 0 turns the sweep off.
+    """
+    every = jobs.SWEEP_EVERY if every is None else every
+    thread = _sweeper["thread"]
+    if not every or (thread is not None and thread.is_alive()):
+        return thread
+    stop = _sweeper["stop"] = threading.Event()
+
+    def sweep():
+        while True:
+            try:
+                jobs.recover(kinds=None if queues is None else kinds_for(queues, jobs.kinds()))
+            except Exception:  # a database or broker hiccup: try again next time
+                logger.exception("recovering jobs failed")
+            finally:
+                connection.close()
+            if stop.wait(every):
+                return
+
+    thread = _sweeper["thread"] = threading.Thread(target=sweep, name="workbench-job-sweeper",
+                                                   daemon=True)
+    thread.start()
+    return thread
+
+
+def stop_sweeper():
+    _sweeper["stop"].set()
+
+
+@worker_ready.connect
+def start_job_sweep(sender=None, **kwargs):
+    # The sweep looks after the kinds of the queues this worker consumes (workbench.queues).
+    consumer = getattr(sender, "task_consumer", None)
+    queues = [queue.name for queue in consumer.queues] if consumer is not None else None
+    start_sweeper(queues=queues)
+
+
+@worker_shutdown.connect
+def stop_job_sweep(**kwargs):
+    stop_sweeper()
