@@ -67,7 +67,7 @@ TABLE = {
     "account/tokens/<int:pk>/revoke/": {"POST": "LNNNNNY"},  # the owner's token
     "api/tokens/": {"GET": "LYYYYYY", "POST": "LYYYYYY"},
     "api/tokens/<int:pk>/": {"GET": "LNNNNNY", "DELETE": "LNNNNNY"},
-    "jobs/": {"GET": "LYYYYYY"},  # everyone's own jobs only (tests/test_jobs.py)
+    "jobs/": {"GET": "LYYYYYY"},  # everyone's own jobs only (tests/workbench/test_jobs.py)
     "api/jobs/": {"GET": "LYYYYYY"},
     "jobs/<int:pk>/": {"GET": "LNNNNNY"},  # the owner's export job
     "jobs/<int:pk>/cancel/": {"POST": "LNNNNNY"},
@@ -84,7 +84,7 @@ TABLE = {
     "api/studies/<slug:slug>/items/": {"GET": "LNYFFYY"},
 
     # --- coding: coders only, and only their own assignment (coder B meets A's: 404) ---
-    # GET only shows the held item or a button: reserving takes a POST (tests/coding/test_integrity.py).
+    # GET only shows the held item or a button: reserving takes a POST (tests/coding/labeling/test_integrity.py).
     "studies/<slug:slug>/code/": {"GET": "LNFYYFF", "POST": "LNFYYFF"},
     "studies/<slug:slug>/code/previous/": {"GET": "LNFYYFF"},
     "studies/<slug:slug>/code/<int:pk>/": {"GET": "LNFNYFF", "POST": "LNFNYFF"},

@@ -14,7 +14,7 @@ against the same figures counted row by row, and the API's count, which stops at
 Every read route is counted here or by a test beside its feature, or says why it needs
 none (`test_every_read_route_has_a_query_count_test`): a new page fails until it is.
 The review list and the disagreements API read stored disagreements and are counted
-with them (tests/coding/test_stored_disagreements.py).
+with them (tests/coding/adjudication/test_stored_disagreements.py).
 """
 
 import copy
@@ -248,39 +248,39 @@ ENDPOINTS = [
 COUNTED_BESIDE = {
     **dict.fromkeys([
         "studies/<slug:slug>/review/", "api/studies/<slug:slug>/disagreements/"],
-        "tests/coding/test_stored_disagreements.py::"
+        "tests/coding/adjudication/test_stored_disagreements.py::"
         "test_the_review_list_costs_the_same_queries_at_50_and_500_items"),
     **dict.fromkeys([
         "studies/<slug:slug>/calibration/", "api/studies/<slug:slug>/calibration/"],
-        "tests/coding/test_calibration_setup.py::"
+        "tests/coding/labeling/test_calibration_setup.py::"
         "test_the_page_costs_the_same_queries_at_50_and_500_items"),
     **dict.fromkeys([
         "studies/<slug:slug>/catalog/edit/", "api/studies/<slug:slug>/methods/",
         "api/studies/<slug:slug>/frameworks/"],
-        "tests/coding/test_catalog_edit.py::"
+        "tests/coding/catalog/test_catalog_edit.py::"
         "test_the_edit_page_and_lists_cost_the_same_queries_whatever_the_catalog_size"),
     **dict.fromkeys([
         "studies/<slug:slug>/codebooks/", "studies/<slug:slug>/codebooks/<int:codebook_id>/edit/",
         "studies/<slug:slug>/codebooks/<int:codebook_id>/publish/"],
-        "tests/coding/test_codebook_editor.py::"
+        "tests/coding/codebooks/test_codebook_editor.py::"
         "test_editor_pages_do_not_query_more_with_more_items"),
     "studies/<slug:slug>/members/":
-        "tests/coding/test_members.py::test_the_members_page_costs_the_same_with_more_members",
+        "tests/coding/studies/test_members.py::test_the_members_page_costs_the_same_with_more_members",
     **dict.fromkeys([
         "studies/<slug:slug>/raters/", "studies/<slug:slug>/comparisons/<int:comparison_id>/"],
-        "tests/coding/test_raters.py::test_rater_pages_cost_the_same_queries_at_any_size"),
-    "api/studies/<slug:slug>/assisted-rounds/": "tests/coding/test_assisted_rounds.py::"
+        "tests/coding/raters/test_raters.py::test_rater_pages_cost_the_same_queries_at_any_size"),
+    "api/studies/<slug:slug>/assisted-rounds/": "tests/coding/labeling/test_assisted_rounds.py::"
         "test_the_assisted_rounds_list_costs_the_same_queries_at_any_size",
     **dict.fromkeys([
         "studies/<slug:slug>/frameworks/<int:framework_id>/",
         "api/studies/<slug:slug>/frameworks/<int:framework_id>/"],
-        "tests/coding/test_landings_history.py::"
+        "tests/coding/catalog/test_landings_history.py::"
         "test_catalog_and_framework_pages_take_the_same_queries_for_3_and_12_methods"),
     "api/account/language/":
-        "tests/coding/test_languages.py::test_the_api_reads_and_sets_your_own_language",
+        "tests/coding/accounts/test_languages.py::test_the_api_reads_and_sets_your_own_language",
     **dict.fromkeys([
         "studies/<slug:slug>/inclusion/", "api/studies/<slug:slug>/inclusion/"],
-        "tests/coding/test_inclusion.py::test_page_api_and_command_agree"),
+        "tests/coding/inclusion/test_inclusion.py::test_page_api_and_command_agree"),
 }
 
 # Read routes no query-count test holds, and why none is needed.
@@ -301,7 +301,7 @@ NOT_COUNTED = {
         "(counted in test_raters.py) as JSON",
     "api/studies/<slug:slug>/methods/<int:method_id>/": "one method with its option names",
     "metrics": "Prometheus figures from maintained counters and grouped queries, for a "
-               "scraper with a token (tests/test_probes.py holds its count)",
+               "scraper with a token (tests/workbench/test_probes.py holds its count)",
 }
 
 
@@ -527,7 +527,7 @@ def test_the_schema_documents_the_count_exact_flag(people, client_for):
 
 # next item + submit: the statements each costs (savepoints included), pinned so that a
 # statement added to the hot path is a decision, not an accident (issue 13's 25 ms target
-# is met or missed by these). See docs/performance.md, "Submit path at 1M items".
+# is met or missed by these). See docs/performance.md, the row "Submit path at 1M items, paced".
 NEXT_ITEM_STATEMENTS = 8  # held already? lapsed leases; the round; savepoint, lock an item,
                           # insert the assignment, taken + 1, release
 SUBMIT_STATEMENTS = {

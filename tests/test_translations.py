@@ -467,7 +467,7 @@ def test_an_answer_that_does_not_fit_its_question_is_refused_in_chinese(alpha):
 def test_the_agreement_page_says_the_stored_rules_in_chinese_and_the_api_in_english(
         alpha, people, client_for):
     from coding.agreement import snapshots
-    from tests.coding.test_reliability import three_coders_over_five_weeks
+    from tests.coding.agreement.test_reliability import three_coders_over_five_weeks
 
     three_coders_over_five_weeks(alpha, people, drifting_from_week=3)
     snapshots.take_snapshot(alpha)
@@ -502,7 +502,7 @@ def test_an_import_job_reads_in_the_language_its_owner_chose(
         alpha, people, client_for, tmp_path, django_capture_on_commit_callbacks):
     """The job keeps its counters' keys; its page names them, a screening rule's exclusions
     too, in Chinese, and its progress line was written in Chinese."""
-    from tests.coding.test_pool import PAPERS, snapshot_line
+    from tests.coding.labeling.test_pool import PAPERS, snapshot_line
     from workbench.models import Job
 
     olive = people["olive"]

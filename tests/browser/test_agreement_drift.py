@@ -7,7 +7,7 @@ import pytest
 
 from coding.agreement import snapshots
 from tests import factories
-from tests.coding.test_reliability import three_coders_over_five_weeks
+from tests.coding.agreement.test_reliability import three_coders_over_five_weeks
 
 pytestmark = pytest.mark.browser
 

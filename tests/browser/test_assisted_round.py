@@ -15,7 +15,7 @@ from coding.raters.imports import import_codings
 from coding.actions import sample
 from tests import factories
 from tests.browser.test_accessibility import ARTIFACTS, serious_violations
-from tests.coding.test_assisted_rounds import ONE_QUESTION
+from tests.coding.labeling.test_assisted_rounds import ONE_QUESTION
 
 pytestmark = pytest.mark.browser
 

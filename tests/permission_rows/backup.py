@@ -1,7 +1,7 @@
 """Permission rows: a study's backup (coding.studies.backup) and the operator's endpoints.
 
 A backup holds every coding and every blinded field: its owners only start and download
-it. /metrics is the operator's, by token (tests/test_probes.py); without the setting it
+it. /metrics is the operator's, by token (tests/workbench/test_probes.py); without the setting it
 does not exist for anyone."""
 
 from django.core.files.base import ContentFile

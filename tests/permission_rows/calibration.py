@@ -3,7 +3,7 @@
 Owners only, pages and API alike: coders must never see the reference answers or anyone's
 results, and adjudicators and viewers have no part in setting calibration up. The table's
 `item_id` is a main-round item, which has no reference answer: the owner's 404 there is
-"not a calibration item" (tests/coding/test_calibration_setup.py drives the owner's way
+"not a calibration item" (tests/coding/labeling/test_calibration_setup.py drives the owner's way
 through every one of these routes with a calibration item)."""
 
 OWNER = "LNFFFFY"

@@ -2,7 +2,7 @@
 
 Owners, adjudicators and viewers read them, as the agreement report; only owners add
 raters, import codings and name comparisons. Coders are refused everywhere: a model's
-labels and the comparisons tell how others answered (tests/coding/test_raters.py drives
+labels and the comparisons tell how others answered (tests/coding/raters/test_raters.py drives
 these doors adversarially)."""
 
 READ = "LNYFFYY"

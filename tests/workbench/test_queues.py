@@ -14,7 +14,7 @@ from django.utils import timezone
 from workbench import jobs, queues
 from workbench.models import Job
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # The kinds the apps register, read in a fresh interpreter (tests register kinds of their own).
 KINDS = ("import json, django; django.setup(); from workbench import jobs; "
          "print(json.dumps(jobs.kinds()))")

@@ -8,7 +8,7 @@ One test (or group) per finding; each failed on the code before the fix:
 7. anything stored: huge notes, thousands of quotes, keys that are not questions,
    numbers out of bounds, an exclusive option with others;
 8. coders seeing other coders' names; a GET that reserves an item.
-(4 and 6 are in tests/coding/test_export_blinding.py and tests/test_job_privacy.py.)
+(4 and 6 are in tests/coding/export/test_export_blinding.py and tests/workbench/test_job_privacy.py.)
 """
 
 import json

@@ -493,7 +493,7 @@ def test_the_command_sets_calibration_up_and_prints_who_passed(alpha, people, tm
 
 def test_an_import_can_put_new_documents_straight_into_calibration(
         alpha, people, client_for, tmp_path, settings, django_capture_on_commit_callbacks):
-    from tests.coding.test_pool import PAPERS, snapshot_line
+    from tests.coding.labeling.test_pool import PAPERS, snapshot_line
 
     settings.IMPORT_DIR = tmp_path
     papers = tmp_path / "papers.jsonl"

@@ -15,7 +15,7 @@ from coding.catalog import (
 from coding.models import Framework, FrameworkScan, Landing, Method, MethodLink, OptionName
 from coding.models.catalog import OptionHit
 from tests import factories
-from tests.coding.test_landings import Repo
+from tests.coding.catalog.test_landings import Repo
 
 
 class History(Repo):

@@ -202,7 +202,7 @@ def test_verdict_reads_the_lower_bound(coded, people, client_for):
 
 
 def test_calendar_drift_reaches_page_chart_api_and_export(alpha, people, client_for, tmp_path):
-    """Five weeks of codings, cyril moving from week 4 (tests/coding/test_reliability.py):
+    """Five weeks of codings, cyril moving from week 4 (tests/coding/agreement/test_reliability.py):
     the page draws the weekly table and chart with cyril's flagged points ringed, the API
     carries the same points, and the export's reliability table one row per point."""
     import csv
@@ -210,7 +210,7 @@ def test_calendar_drift_reaches_page_chart_api_and_export(alpha, people, client_
     import zipfile
 
     from coding.export.bundle import build_bundle
-    from tests.coding.test_reliability import three_coders_over_five_weeks
+    from tests.coding.agreement.test_reliability import three_coders_over_five_weeks
 
     three_coders_over_five_weeks(alpha, people, drifting_from_week=3)
     snapshots.take_snapshot(alpha)
@@ -244,7 +244,7 @@ def test_the_worker_takes_the_snapshot_with_its_calendar_drift(transactional_db,
                                                                 alpha, people, client_for):
     """The agreement job on the real worker (PostgreSQL and Redis when set): the snapshot
     it stores carries the weekly drift, cyril flagged in weeks 4 and 5."""
-    from tests.coding.test_reliability import three_coders_over_five_weeks
+    from tests.coding.agreement.test_reliability import three_coders_over_five_weeks
     from tests.conftest import wait_for_job
     from workbench.models import Job
 

@@ -1,4 +1,4 @@
-"""The submit path's writes built once per process (coding/prepared.py: Insert, Update, Delete):
+"""The submit path's writes built once per process (workbench/prepared.py: Insert, Update, Delete):
 what they store is what the ORM stored, signals still fire, and on PostgreSQL they are
 prepared on the server like the hot reads (issue 13)."""
 

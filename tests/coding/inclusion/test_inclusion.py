@@ -28,7 +28,7 @@ from coding.inclusion.analysis import analyse
 from coding.models import Decision, Framework, Landing, Method, MethodLink
 from tests import factories
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "analysis.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "analysis.md"
 VENUES = ["conference", "journal", "preprint"]
 PAPER_CODEBOOK = {**factories.SMALL_PAPER_CODEBOOK, "name": "Paper codebook", "questions": [
     *factories.SMALL_PAPER_CODEBOOK["questions"],

@@ -218,13 +218,13 @@ def test_the_analysis_in_the_docs_runs_on_an_exported_demo_bundle(db, tmp_path, 
     call_command("load_demo", verbosity=0)
     bundle = tmp_path / "demo.zip"
     build_bundle(Study.objects.get(slug=DEMO_SLUG), bundle, shapes=["wide", "items"], fmt="parquet")
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "analysis.md").read_text()
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "analysis.md").read_text()
     code = re.search(r"```python\n(.*?)```", doc, re.S).group(1)
     exec(code, {"BUNDLE": str(bundle)})
     printed = capsys.readouterr().out
     assert "code_released" in printed and "Fisher's exact p = " in printed
     # The figures the doc shows come from a study built to known counts, on which
-    # tests/coding/test_inclusion.py runs the same recipe and compares every line.
+    # tests/coding/inclusion/test_inclusion.py runs the same recipe and compares every line.
 
 
 # --- revisions: what is current and independent is the newest, found while streaming ---

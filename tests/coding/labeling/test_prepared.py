@@ -1,4 +1,4 @@
-"""The coder's hot statements (coding/prepared.py): prepared on PostgreSQL, seen by the query
+"""The coder's hot statements (workbench/prepared.py): prepared on PostgreSQL, seen by the query
 counters, the same rows as the ORM's; and the after-submit agreement check built on them."""
 
 import pytest
@@ -71,7 +71,8 @@ def test_on_postgresql_a_statement_is_prepared_once_per_connection(alpha, people
 def test_on_postgresql_a_statement_is_planned_once_not_at_each_of_its_first_runs(alpha, people):
     """PostgreSQL plans a prepared statement's first five runs for their values; a coder's
     connection runs each hot statement only a few times a minute, so the settings ask for
-    the generic plan from the first run (docs/performance.md, "Sixth run")."""
+    the generic plan from the first run (benchmarks/results/performance-history.md,
+    "Sixth run: the generic plan from the first run")."""
     coding = factories.code(alpha.papers[0], people["cora"])
     for _ in range(3):
         codings._AFTER_LOCK.first(assignment=coding.assignment_id)

@@ -31,7 +31,7 @@ from coding.raters.screening import screening_sample
 from coding.actions import sample
 from tests import factories
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # Every action the product records (the guard in tests/test_translations.py finds them in
 # the code); `every_action` below must make each one.

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from coding.catalog import landings
 from coding.models import AuditEntry, Framework, FrameworkScan, Landing, Method, OptionName, Role
 from tests import factories
-from tests.coding.test_landings import Repo
+from tests.coding.catalog.test_landings import Repo
 
 PAGE = "/studies/{}/catalog/edit/"
 

@@ -35,12 +35,12 @@ from coding import dataset
 from coding.models import Item
 from tests import factories
 from tests.conftest import _test_database_url, _wait_for_worker, wait_for_job
-from tests.coding.test_pool import snapshot_line
+from tests.coding.labeling.test_pool import snapshot_line
 from workbench import jobs, queues, storage
 from workbench.celery import app
 from workbench.models import Job
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parents[2]
 KEY, SECRET, BUCKET = "workbench-test", "workbench-test-secret", "workbench-test"
 PORT_FLAGS = ("master.port", "master.port.grpc", "volume.port", "volume.port.grpc",
               "filer.port", "filer.port.grpc", "s3.port", "s3.port.grpc", "admin.port",

@@ -6,7 +6,7 @@ import pytest
 from django.core import mail
 
 from coding.accounts.languages import remember_language
-from tests.coding.test_members import api_invites, as_json
+from tests.coding.studies.test_members import api_invites, as_json
 
 CHINESE_SUBJECT = "加入 Alpha study 的邀请"
 ENGLISH_SUBJECT_WORDS = "Alpha study"

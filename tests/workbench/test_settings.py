@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROBE = ("import json, django; from django.conf import settings; django.setup(); "
          "print(json.dumps({'debug': settings.DEBUG, 'eager': settings.CELERY_TASK_ALWAYS_EAGER, "
          "'engine': settings.DATABASES['default']['ENGINE'], 'hosts': settings.ALLOWED_HOSTS, "

@@ -49,7 +49,7 @@ from workbench import broker, jobs, queues
 from workbench.celery import app
 from workbench.models import Job, JobEvent
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parents[2]
 REAL_BROKER = bool(os.environ.get("REDIS_URL")) and bool(os.environ.get("DATABASE_URL"))
 needs_real_worker = pytest.mark.skipif(
     not REAL_BROKER, reason="needs a real Celery worker: set DATABASE_URL and REDIS_URL")

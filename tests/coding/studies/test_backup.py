@@ -22,7 +22,7 @@ from tests import factories
 from workbench import storage
 from workbench.models import Job
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

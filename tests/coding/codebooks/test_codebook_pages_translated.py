@@ -9,7 +9,7 @@ from django.test import Client
 from coding.codebooks.versions import create_codebook
 from coding.models import Decision, LanguagePreference
 from tests import factories
-from tests.coding.test_codebook_translations import translated_spec
+from tests.coding.codebooks.test_codebook_translations import translated_spec
 
 LEGEND = '<span class="tr-text">主要贡献？</span><span class="tr-original">Main contribution?</span>'
 ANALYSIS = '<span class="tr-text">分析</span><span class="tr-original">Analysis</span>'

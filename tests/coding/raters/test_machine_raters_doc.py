@@ -21,7 +21,7 @@ from sklearn.metrics import cohen_kappa_score
 from coding.agreement.sample_size import units_needed
 from tests import factories
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "machine-raters.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "machine-raters.md"
 BLOCK = re.compile(r"```(python|console)\n(.*?)```", re.S)
 
 
