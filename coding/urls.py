@@ -7,9 +7,10 @@ from coding.adjudication import views as review
 from coding.agreement import views as agreement
 from coding.catalog.views import edit as catalog_edit, landings as catalog
 from coding.codebooks.views import editor as codebook_edit, files as codebook_files
+from coding.codebooks.views import pages as codebook_pages
 from coding.export import views as export
 from coding.inclusion import views as inclusion
-from coding.labeling.views import calibration, code, imports, queue
+from coding.labeling.views import calibration, code, codings, imports, queue
 from coding.raters import views as raters
 from coding.studies.views import backup, members, setup as study_setup, studies
 
@@ -22,11 +23,11 @@ urlpatterns = [
     path("studies/<slug:slug>/", studies.study_detail, name="study-detail"),
     path("studies/<slug:slug>/settings/", studies.study_settings, name="study-settings"),
     path("studies/<slug:slug>/queue/", queue.queue_page, name="queue"),
-    path("studies/<slug:slug>/codings/", studies.coding_list, name="coding-list"),
-    path("studies/<slug:slug>/codebooks/<int:codebook_id>/", studies.codebook_detail,
+    path("studies/<slug:slug>/codings/", codings.coding_list, name="coding-list"),
+    path("studies/<slug:slug>/codebooks/<int:codebook_id>/", codebook_pages.codebook_detail,
          name="codebook-detail"),
     path("studies/<slug:slug>/codebooks/<int:codebook_id>/v<int:number>/",
-         studies.codebook_detail, name="codebook-version"),
+         codebook_pages.codebook_detail, name="codebook-version"),
     path("studies/<slug:slug>/code/", code.code_next, name="code-next"),
     path("studies/<slug:slug>/code/previous/", code.code_previous, name="code-previous"),
     path("studies/<slug:slug>/code/<int:pk>/", code.code_item, name="code-item"),
