@@ -169,7 +169,7 @@ if DATABASE_URL:
         # run (380 ms to compile a 9 ms bounded count at 100k items): off for this workload.
         DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c jit=off"
         if env_bool("WORKBENCH_DB_PREPARED", True):
-            # The coder's hot statements (coding/prepared.py) are prepared on the server once
+            # The coder's hot statements (workbench/prepared.py) are prepared on the server once
             # per connection instead of planned on every request. Django's own queries bind
             # client-side and are never prepared whatever this is; the threshold is only
             # reached by statements that ask to be prepared. Off (0) behind a pooler in
@@ -179,7 +179,7 @@ if DATABASE_URL:
             # for their values before it keeps a generic plan, and a coder's connection
             # runs each hot statement only a few times a minute, so without this the plan
             # was made again on nearly every step. Their constants are written into the SQL
-            # (coding/prepared.py), so the generic plan keeps the partial indexes; only
+            # (workbench/prepared.py), so the generic plan keeps the partial indexes; only
             # prepared statements are affected, and only these ask to be prepared.
             DATABASES["default"]["OPTIONS"]["options"] += " -c plan_cache_mode=force_generic_plan"
 else:

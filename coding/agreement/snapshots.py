@@ -4,7 +4,7 @@ A coder's submission never waits for the report, which is heavy on a large study
 `schedule_agreement` runs once the submission has committed and enqueues the "agreement"
 job only when enough new independent codings have arrived since the last snapshot and no
 agreement job is already waiting or running for the study (the debounce). It asks both in
-one statement, built once per process and prepared on PostgreSQL (coding/prepared.py):
+one statement, built once per process and prepared on PostgreSQL (workbench/prepared.py):
 "is the N-th new independent coding there?" reads at most N rows of the study's codings
 by their (study, id) index, whatever the study's size. Built through the ORM on every
 submission, the two checks were 30% of a submission's CPU (issue 13).

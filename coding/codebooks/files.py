@@ -14,7 +14,7 @@ a located error and nothing written:
 
 YAML is built by PyYAML's safe loader only (plain data: no tags that make Python objects).
 
-The .qdc side (coding/codebook_qdc.py) turns codes into a spec before step 3.
+The .qdc side (coding/codebooks/qdc.py) turns codes into a spec before step 3.
 """
 
 import json

@@ -104,7 +104,7 @@ def shown_value(value):
 
 def was_assisted(assignment_id):
     """Whether the assignment's coder was ever served a suggestion on this item."""
-    # On every submission (record_coding): compiled once per process (coding/prepared.py).
+    # On every submission (record_coding): compiled once per process (workbench/prepared.py).
     return _SERVED.first(assignment=assignment_id) is not None
 
 

@@ -200,7 +200,7 @@ class FrameworkList(APIView):
 
 
 # PATCH and DELETE of api/studies/<slug>/frameworks/<framework_id>/ are in
-# coding/api/catalog.py FrameworkDetail, beside its GET and POST (one class per path).
+# coding/catalog/api/landings.py FrameworkDetail, beside its GET and POST (one class per path).
 
 urlpatterns = [
     path("studies/<slug:slug>/methods/", MethodList.as_view(), name="api-methods"),

@@ -8,7 +8,7 @@
   const evidenceInput = document.getElementById("evidence");
   const status = document.getElementById("draft-status");
   const storeKey = "workbench-draft:" + form.dataset.assignment;
-  // The page's words in the reader's language (coding.views.code.JS_STRINGS).
+  // The page's words in the reader's language (coding.labeling.views.code.JS_STRINGS).
   const strings = JSON.parse((document.getElementById("js-strings") || {}).textContent || "{}");
   const gettext = (text) => strings[text] || text;
 

@@ -1,4 +1,4 @@
-// The codebook editor (coding/views/codebook_edit.py): drag a question or an option by its
+// The codebook editor (coding/codebooks/views/editor.py): drag a question or an option by its
 // handle, Alt+↑/↓ to move the one in focus, a redraw when a condition's question
 // changes, conditional questions in the preview, and a warning before publishing unsaved
 // changes. Without this file every action is still a button the server answers.
@@ -8,7 +8,7 @@
   if (!form) return;
   const preview = document.getElementById("preview");
   let dirty = false;
-  // The editor's words in the reader's language (coding.views.codebook_edit.JS_STRINGS).
+  // The editor's words in the reader's language (coding.codebooks.views.editor.JS_STRINGS).
   const strings = JSON.parse((document.getElementById("js-strings") || {}).textContent || "{}");
   const gettext = (text) => strings[text] || text;
 

@@ -26,7 +26,7 @@ window.QuestionKeys = function (form, options) {
   }
 
   // An option's key is its shortcut (data-shortcut, from the codebook), or else its
-  // position 1-9 (coding.codebook_spec keeps the two from clashing).
+  // position 1-9 (coding.codebooks.spec keeps the two from clashing).
   function choiceFor(q, key) {
     const all = Array.from(q.querySelectorAll(settings.choices));
     const named = all.find((c) => c.dataset.shortcut === key.toLowerCase());
