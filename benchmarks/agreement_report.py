@@ -375,10 +375,10 @@ def child(task, slug):
     import django
 
     django.setup()
-    from coding.labeling.codings import independent_codings
-    from coding.models import Study
     from coding.agreement.coefficients import load_statsmodels
     from coding.agreement.snapshots import take_snapshot
+    from coding.labeling.codings import independent_codings
+    from coding.models import Study
 
     load_statsmodels()  # as a Celery worker does when it starts (workbench.celery)
     study = Study.objects.get(slug=slug)

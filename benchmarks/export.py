@@ -318,8 +318,8 @@ def build_study(long_rows):
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from coding.labeling import queue
     from coding.codebooks.versions import create_codebook
+    from coding.labeling import queue
     from coding.models import Item, Membership, Role, Study
     from tests.factories import SMALL_PAPER_CODEBOOK
 

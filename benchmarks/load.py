@@ -220,10 +220,10 @@ def build_study(items, coders, hot):
     from django.contrib.auth.hashers import make_password
     from django.db import connection
 
-    from coding.studies import presets
-    from coding.labeling import queue
     from coding.codebooks.versions import create_codebook
+    from coding.labeling import queue
     from coding.models import Item, Membership, Role, Study
+    from coding.studies import presets
     from ingest.models import Document, Snapshot, content_sha256
 
     User = get_user_model()

@@ -313,13 +313,13 @@ class Built:
 def build_study(size, password, rng):
     """One study of `size` items as the module docstring says. Returns Built."""
     from django.contrib.auth import get_user_model
+    from django.utils import timezone
 
     from coding.adjudication import decisions as adjudication
-    from coding.studies import presets
-    from coding.labeling import queue
     from coding.codebooks.versions import create_codebook
+    from coding.labeling import queue
     from coding.models import Assignment, Coding, Decision, Item, Membership, Role, Study
-    from django.utils import timezone
+    from coding.studies import presets
     from ingest.models import Document, Snapshot, content_sha256
 
     User = get_user_model()

@@ -110,10 +110,10 @@ from django.db import connection, connections, transaction  # noqa: E402
 from django.db.models import F  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from coding.labeling import queue  # noqa: E402
 from coding.access.roles import access_assignment  # noqa: E402
-from coding.codebooks.versions import create_codebook  # noqa: E402
 from coding.actions.submit import submit  # noqa: E402
+from coding.codebooks.versions import create_codebook  # noqa: E402
+from coding.labeling import queue  # noqa: E402
 from coding.models import Assignment, Coding, Item, Membership, Role, Study  # noqa: E402
 from ingest.models import Document, Snapshot, content_sha256  # noqa: E402
 from tests.factories import SMALL_PAPER_CODEBOOK  # noqa: E402

@@ -1,18 +1,21 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from coding.studies.api import backup
-from coding.inclusion import api as inclusion
 from coding.accounts import api as languages
-
-from coding.agreement import api as agreement
-from coding.labeling.api import calibration, coder, imports
-from coding.catalog.api import landings as catalog, edit as catalog_edit
-from coding.codebooks.api import editor as codebook_edit, files as codebook_files
-from coding.export import api as export
-from coding.studies.api import members, setup as study_setup, lists as views
-from coding.raters import api as raters
 from coding.adjudication import api as review
+from coding.agreement import api as agreement
+from coding.catalog.api import edit as catalog_edit
+from coding.catalog.api import landings as catalog
+from coding.codebooks.api import editor as codebook_edit
+from coding.codebooks.api import files as codebook_files
+from coding.export import api as export
+from coding.inclusion import api as inclusion
+from coding.labeling.api import calibration, coder, imports
+from coding.raters import api as raters
+from coding.studies.api import backup
+from coding.studies.api import lists as views
+from coding.studies.api import members
+from coding.studies.api import setup as study_setup
 
 router = SimpleRouter()
 router.register("studies", views.StudyViewSet, basename="study")

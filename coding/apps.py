@@ -13,9 +13,8 @@ class CodingConfig(AppConfig):
         from coding.catalog import landings  # noqa: F401
         from coding.export import jobs as export_jobs  # noqa: F401
         from coding.labeling import pool  # noqa: F401
-        from coding.studies import backup  # noqa: F401
-
         from coding.labeling.metrics import codings_per_minute
+        from coding.studies import backup  # noqa: F401
         from workbench.metrics import add_figure
 
         add_figure(codings_per_minute)

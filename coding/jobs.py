@@ -1,9 +1,8 @@
 """Job handlers of the coding app (see workbench.jobs)."""
 
-from workbench.jobs import job_handler
-
-from coding.raters import imports as raters_import  # noqa: F401  registers import_rater_codings
 from coding.demo.study import load_demo
+from coding.raters import imports as raters_import  # noqa: F401  registers import_rater_codings
+from workbench.jobs import job_handler
 
 
 @job_handler("load_demo")
@@ -13,8 +12,8 @@ def run_load_demo(job, report):
 
 @job_handler("agreement")
 def run_agreement(job, report):
-    from coding.models import Study
     from coding.agreement.snapshots import take_snapshot
+    from coding.models import Study
 
     study = Study.objects.get(pk=job.params["study"])
     return take_snapshot(study, force=job.params.get("force", False), progress=report)

@@ -5,14 +5,18 @@ from django.urls import path
 from coding.accounts import languages
 from coding.adjudication import views as review
 from coding.agreement import views as agreement
-from coding.catalog.views import edit as catalog_edit, landings as catalog
-from coding.codebooks.views import editor as codebook_edit, files as codebook_files
+from coding.catalog.views import edit as catalog_edit
+from coding.catalog.views import landings as catalog
+from coding.codebooks.views import editor as codebook_edit
+from coding.codebooks.views import files as codebook_files
 from coding.codebooks.views import pages as codebook_pages
 from coding.export import views as export
 from coding.inclusion import views as inclusion
 from coding.labeling.views import calibration, code, codings, imports, queue
 from coding.raters import views as raters
-from coding.studies.views import backup, members, setup as study_setup, studies
+from coding.studies.views import backup, members
+from coding.studies.views import setup as study_setup
+from coding.studies.views import studies
 
 urlpatterns = [
     path("", studies.home, name="home"),

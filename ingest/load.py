@@ -28,8 +28,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from .models import Document, Post
-from .records import (BadRecord, Deletion, DocumentRecord, RecordError, RecordWarning, SourceError,
-                      check_record, merge_versions)
+from .records import (
+    BadRecord, Deletion, DocumentRecord, RecordError, RecordWarning, SourceError, check_record,
+    merge_versions,
+)
 
 BATCH_SIZE = 1000
 UPDATED_FIELDS = ["kind", "title", "url", "published", "updated", "metadata", "refreshed_at"]

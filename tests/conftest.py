@@ -25,7 +25,6 @@ from coding.models import Role
 from tests import factories
 from workbench import jobs, queues
 
-
 # About 170, 115 and 100 s of a 1,230 s suite (PostgreSQL, serial, --durations).
 LONGEST_FILES = {"tests/test_api_fuzz.py", "tests/test_permission_matrix.py",
                  "tests/browser/test_accessibility.py"}

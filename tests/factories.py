@@ -4,8 +4,8 @@ from datetime import UTC, datetime
 
 from django.contrib.auth import get_user_model
 
-from coding.codebooks.versions import create_codebook
 from coding.actions.submit import record_coding
+from coding.codebooks.versions import create_codebook
 from coding.labeling import queue
 from coding.models import Assignment, Membership, Study
 from ingest.models import Document, Post

@@ -45,8 +45,8 @@ from schemathesis.generation.meta import TestPhase
 from schemathesis.specs.openapi.checks import status_code_conformance
 
 from coding.adjudication import decisions as adjudication
-from coding.labeling import queue
 from coding.export.jobs import start_export
+from coding.labeling import queue
 from coding.models import Assignment, Framework
 from ingest import imports
 from ingest.clients.http import FetchError

@@ -12,8 +12,8 @@ from html.parser import HTMLParser
 import pytest
 from django.test import Client
 
-from coding.labeling import queue
 from coding.export.jobs import start_export
+from coding.labeling import queue
 from tests import factories
 
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "xlink:href"}

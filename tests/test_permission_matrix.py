@@ -26,8 +26,8 @@ from django.db import transaction
 from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from coding.labeling import queue
 from coding.export.jobs import start_export
+from coding.labeling import queue
 from coding.models import Framework, Role
 from tests import factories, permission_rows
 from tests.conftest import make_alpha, make_beta, make_people

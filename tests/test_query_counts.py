@@ -33,8 +33,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import resolve
 from django.utils import timezone
 
-from coding.labeling import queue
 from coding.actions.submit import submit
+from coding.labeling import queue
 from coding.models import Assignment, Coding, Decision, Item, Membership, Role
 from coding.studies.overview import study_overview
 from ingest.models import Document, Snapshot, content_sha256

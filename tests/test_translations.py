@@ -340,8 +340,8 @@ def test_a_rater_import_job_writes_its_errors_in_the_language_it_was_started_in(
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.utils import translation
 
-    from coding.raters.setup import add_rater
     from coding.raters.imports import start_import
+    from coding.raters.setup import add_rater
     from workbench.models import Job
 
     olive = people["olive"]
@@ -386,8 +386,8 @@ def test_a_weight_matrix_error_reads_in_chinese_and_names_the_cell(alpha):
     from django.core.exceptions import ValidationError
     from django.utils import translation
 
-    from coding.raters.comparisons import checked_weights
     from coding.models import Question
+    from coding.raters.comparisons import checked_weights
 
     question = Question.objects.get(version__codebook=alpha.paper_codebook, key="code_released")
     weights = {"yes": {"yes": 1, "no": 0.5}, "no": {"yes": 0.5, "no": 0.9}}

@@ -54,14 +54,13 @@ import threading
 from datetime import timedelta
 from pathlib import Path
 
+from celery import shared_task
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_noop as _
-
-from celery import shared_task
 
 from . import broker
 from .celery import runs_in_process  # noqa: F401  (jobs.runs_in_process, as callers ask)

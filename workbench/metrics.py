@@ -25,8 +25,9 @@ from django.conf import settings
 from django.db.models import Count, DurationField, ExpressionWrapper, F, Q, Sum
 from django.http import Http404, HttpResponse
 from django.utils import timezone
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Histogram
-from prometheus_client import generate_latest, multiprocess
+from prometheus_client import (
+    CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Histogram, generate_latest, multiprocess,
+)
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 
 from . import jobs

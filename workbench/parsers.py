@@ -10,7 +10,6 @@ from rest_framework.parsers import JSONParser
 
 from .text import find_in_json
 
-
 SURROGATE = re.compile("[\ud800-\udfff]")
 
 

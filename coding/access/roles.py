@@ -7,9 +7,8 @@ for a wrong address. A member lacking the role an action needs gets 403.
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from ingest.models import Document, Snapshot
-
 from coding.models import Assignment, Codebook, Item, Role, Study
+from ingest.models import Document, Snapshot
 from workbench.prepared import Slot, Statement, instance
 
 CAN_SEE_ALL_CODINGS = {Role.OWNER, Role.ADJUDICATOR}

@@ -10,16 +10,15 @@ outside their request asks `user_language(user)`.
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.decorators import login_required
 from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from workbench import i18n
-
 from coding.models import LanguagePreference
+from workbench import i18n
 
 
 class UnknownLanguage(ValueError):

@@ -13,8 +13,9 @@ from django.utils import timezone
 from coding.access.archive import check_open
 from coding.adjudication.decisions import settle_locked
 from coding.agreement.snapshots import schedule_agreement
-from coding.codebooks.versions import (prune_not_applicable, published_version,
-                                       questions_with_options)
+from coding.codebooks.versions import (
+    prune_not_applicable, published_version, questions_with_options,
+)
 from coding.labeling.codings import NotHeld, append_revision, locate_evidence, seconds_since
 from coding.models import Assignment, Coding
 

@@ -7,17 +7,16 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import BasePagination
-from rest_framework.utils.urls import replace_query_param
 from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
-from workbench.paging import bounded_count
-
-from coding.adjudication import decisions as adjudication
 from coding.access.roles import access_study
-from coding.models import Decision, Role
+from coding.adjudication import decisions as adjudication
 from coding.labeling.api.coder import as_api_error, groups_payload
+from coding.models import Decision, Role
 from coding.rest.filters import DecisionFilter
+from workbench.paging import bounded_count
 
 REVIEWERS = {Role.ADJUDICATOR, Role.OWNER}
 

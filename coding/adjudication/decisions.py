@@ -19,14 +19,13 @@ from django.db.models import Count, Exists, F, Max, OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
-from workbench import paging
-from workbench.paging import make_token
-
 from coding.codebooks.versions import (
     check_answer, is_shown, published_version, questions_with_options,
 )
 from coding.labeling.codings import independent_codings
 from coding.models import Assignment, Coding, Decision, Exposure, Item, Role, StoredDisagreement
+from workbench import paging
+from workbench.paging import make_token
 from workbench.prepared import Delete, Insert, Slot, Statement, fields, instance
 
 NOT_APPLICABLE = "n/a"  # the question's condition was not met for this coder

@@ -10,20 +10,18 @@ from django.db import transaction
 from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_safe
 
-from workbench.paging import bounded_count
-
+from coding.access.blinding import coder_view, view_for
+from coding.access.roles import access_study
 from coding.adjudication import decisions as adjudication
 from coding.codebooks import translations as codebook_translations
-from coding.access.roles import access_study
-from coding.access.blinding import coder_view, view_for
 from coding.codebooks.versions import parse_form_answers
-from coding.models import Decision, Role
 from coding.labeling.queue import rebuilding
+from coding.models import Decision, Role
+from workbench.paging import bounded_count
 
 REVIEWERS = {Role.ADJUDICATOR, Role.OWNER}
 FILTERS = ("question", "coders", "category", "status", "order")

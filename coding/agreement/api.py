@@ -11,14 +11,13 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workbench.api import JobSerializer
-
-from coding.agreement import snapshots
 from coding.access.roles import access_study
+from coding.agreement import snapshots
 from coding.agreement.report import (
     RECOMPUTES, SEES_AGREEMENT, TEXT_LANGUAGE, TEXT_LANGUAGES, PlanForm, current_document,
     text_language,
 )
+from workbench.api import JobSerializer
 
 PLAN_PARAMETERS = [
     OpenApiParameter("alpha_min", float, description="Target alpha for the sample-size plan "

@@ -39,10 +39,10 @@ from django.db.models import Aggregate, F, FloatField, Func, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
+from coding.agreement.metrics import Variable, display, measure
 from coding.codebooks.versions import YES_NO, is_shown
 from coding.labeling.codings import independent_codings
 from coding.models import Coding, Decision, Item, Question
-from coding.agreement.metrics import Variable, display, measure
 
 ROUNDS = (Item.Round.MAIN.value, Item.Round.CALIBRATION.value)
 N_BOOT = 1000

@@ -16,17 +16,17 @@ from django.db.models import Count, Max, Q
 from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.safestring import mark_safe
-from django.utils.translation import get_language, ngettext, pgettext
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, pgettext_lazy
+from django.utils.translation import gettext_lazy, ngettext, pgettext, pgettext_lazy
 
 from coding.agreement import charts, sample_size, snapshots
+from coding.agreement.metrics import AGAINST_DECISIONS_RULE, rule_words
+from coding.agreement.reliability import N_BOOT, ROUNDS
 from coding.models import (
     AgreementSnapshot, CodebookVersion, Item, Question, Role, StoredDisagreement,
 )
 from coding.models.reliability import SampleDraw
-from coding.agreement.reliability import N_BOOT, ROUNDS
-from coding.agreement.metrics import AGAINST_DECISIONS_RULE, rule_words
 
 THRESHOLDS = {
     "reliable": sample_size.RELIABLE, "tentative": sample_size.TENTATIVE,

@@ -17,12 +17,11 @@ from django.db.models import Exists, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from coding.agreement.reliability import ROUNDS, study_report
+from coding.models import AgreementSnapshot, Coding, Study
 from workbench import jobs
 from workbench.models import Job
-
-from coding.models import AgreementSnapshot, Coding, Study
 from workbench.prepared import Slot, Statement
-from coding.agreement.reliability import ROUNDS, study_report
 
 KIND = "agreement"
 

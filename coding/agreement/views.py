@@ -10,8 +10,8 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
-from coding.agreement import snapshots
 from coding.access.roles import access_study
+from coding.agreement import snapshots
 from coding.agreement.report import RECOMPUTES, SEES_AGREEMENT, PlanForm, dashboard
 
 

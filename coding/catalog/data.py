@@ -10,8 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from coding.catalog.edit import (
-    add_option_name, check_framework, check_method, check_option_name, save_framework,
-    save_method,
+    add_option_name, check_framework, check_method, check_option_name, save_framework, save_method,
 )
 
 FORMAT, VERSION = "workbench-catalog", 1

@@ -20,12 +20,11 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils.translation import gettext as _
 
-from ingest.sources.papers import ARXIV_ID
-
 from coding.access import audit
-from coding.catalog.landings import first_public as first_public_date
 from coding.access.limits import BIDI_CONTROLS
+from coding.catalog.landings import first_public as first_public_date
 from coding.models import Framework, FrameworkScan, Landing, Method, OptionName
+from ingest.sources.papers import ARXIV_ID
 
 FIRST_PUBLIC = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 # GitHub's rules: an owner of up to 39 letters, digits and inner hyphens; a name of letters,

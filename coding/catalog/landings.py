@@ -14,7 +14,8 @@ committer's own calendar date. docs/scanning.md says more.
 import re
 import statistics
 from collections import Counter
-from datetime import datetime, timezone as dt_timezone
+from datetime import datetime
+from datetime import timezone as dt_timezone
 
 from django.db import transaction
 from django.db.models import Prefetch
@@ -22,13 +23,15 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from ingest.models import Document
-from workbench.jobs import job_handler
-
-from coding.catalog import git as landings_git, names as landings_names
+from coding.catalog import git as landings_git
+from coding.catalog import names as landings_names
 from coding.catalog.git import DEFAULT_EXCLUDE, GitError, git  # noqa: F401 (re-exported)
 from coding.models import Decision, FrameworkScan, Landing, Method, MethodLink
-from coding.models.catalog import BATCH_SYNC_DAYS, BULK_FILES, OptionHit  # noqa: F401 (re-exported)
+from coding.models.catalog import (  # noqa: F401 (re-exported)
+    BATCH_SYNC_DAYS, BULK_FILES, OptionHit,
+)
+from ingest.models import Document
+from workbench.jobs import job_handler
 
 PULL_REQUEST = re.compile(r"\(#(\d+)\)\s*$|Merge pull request #(\d+)")
 INCLUSION_FIELDS = ["included_in", "first_landing", "days_to_first_landing"]

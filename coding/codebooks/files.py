@@ -31,14 +31,13 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext
 
-from workbench.text import find_in_json
-
-from coding.codebooks import qdc as codebook_qdc
 from coding.access.audit import record, target_of
+from coding.codebooks import qdc as codebook_qdc
 from coding.codebooks.editing import new_codebook, start_draft
 from coding.codebooks.spec import InvalidSpec, SpecError, save_draft, spec_of, validate
 from coding.codebooks.versions import UNSTORABLE
 from coding.models import CodebookVersion
+from workbench.text import find_in_json
 
 FORMAT = "workbench-codebook"
 FORMAT_VERSION = 1

@@ -30,9 +30,9 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext
 
+from coding.access.limits import check_key
 from coding.codebooks import translations as codebook_translations
 from coding.codebooks.versions import YES_NO, add_questions, unstorable_text
-from coding.access.limits import check_key
 from coding.models import Codebook, CodebookVersion, Question
 
 KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")

@@ -9,12 +9,11 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from workbench.text import find_in_json
-
-from coding.codebooks import translations as codebook_translations
 from coding.access.limits import TEXT_ANSWER_MAX_CHARS, check_key, too_long
+from coding.codebooks import translations as codebook_translations
 from coding.models import Codebook, CodebookVersion, Option, Question
 from workbench.prepared import Slot, Statement
+from workbench.text import find_in_json
 
 YES_NO = ("yes", "no")
 

@@ -17,10 +17,10 @@ from datetime import datetime, timedelta, timezone
 from django.conf import settings
 
 from coding.catalog import landings
-from coding.studies import presets
 from coding.catalog.git import write_history
 from coding.catalog.names import leaf, normal
 from coding.models import OptionName
+from coding.studies import presets
 
 ZONES = {"verl": 8, "TRL": -7, "OpenRLHF": 8, "NeMo-RL": -8, "AReaL": 8, "ROLL": 8, "slime": 8}
 PEOPLE = ["Lena Arden", "Tomas Bexley", "Priya Castell", "Jun Dorran", "Amara Elstow"]

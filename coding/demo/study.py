@@ -11,17 +11,16 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.db import transaction
 
-from ingest.models import Document, Post
-
-from coding.studies import presets
-from coding.adjudication.decisions import rebuild_disagreements, settle_study
-from coding.codebooks.versions import YES_NO, check_values, create_codebook, is_shown
 from coding.actions.submit import record_coding
+from coding.adjudication.decisions import rebuild_disagreements, settle_study
+from coding.agreement.snapshots import take_snapshot
+from coding.codebooks.versions import YES_NO, check_values, create_codebook, is_shown
 from coding.demo.histories import build_demo_histories
 from coding.labeling.queue import add_item, assign
-from coding.agreement.snapshots import take_snapshot
-from coding.studies.setup import add_preset_catalog
 from coding.models import Membership, Role, StoredDisagreement, Study
+from coding.studies import presets
+from coding.studies.setup import add_preset_catalog
+from ingest.models import Document, Post
 
 DEMO_SLUG = "rl-inclusion-demo"
 DEMO_PASSWORD = "workbench-demo"

@@ -8,12 +8,11 @@ Neither may reach a coder (rule 1: no figure derived from the others' codings; i
 is blinded): for roles that may not see them the tables are written empty.
 """
 
-from coding.inclusion import analysis as inclusion
 from coding.agreement import snapshots
 from coding.agreement.report import SEES_AGREEMENT
-
 from coding.export.fields import Field, s
 from coding.export.rows import Columns
+from coding.inclusion import analysis as inclusion
 
 RELIABILITY_FIELDS = [
     s("round", "main or calibration.", categories=("main", "calibration")),

@@ -6,13 +6,12 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workbench.api import JobSerializer
-
 from coding.access.roles import access_study
 from coding.export.bundle import FORMATS, SHAPES
 from coding.export.jobs import start_export
-from coding.models import Role
 from coding.export.views import EXPORTERS, export_download
+from coding.models import Role
+from workbench.api import JobSerializer
 
 
 class ExportRequest(serializers.Serializer):

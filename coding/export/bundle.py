@@ -29,14 +29,13 @@ from django.utils.text import slugify
 
 from coding.access.blinding import CODER_LEVEL, KINDS, OWNER_LEVEL, withheld_names
 from coding.access.names import pseudonyms
-from coding.models import Coding, Decision, Item, RaterCoding
-from coding.models.reliability import SampleDraw
-
 from coding.export import analysis_tables, rows
 from coding.export.fields import (
     DECISION_FIELDS, LONG_FIELDS, STATUS_NOTE, item_fields, wide_fields, withheld_item_columns,
 )
 from coding.export.writers import WRITERS
+from coding.models import Coding, Decision, Item, RaterCoding
+from coding.models.reliability import SampleDraw
 
 SHAPES = ("wide", "long", "decisions", "items", "reliability", "inclusion")
 FORMATS = ("csv", "parquet", "jsonl")

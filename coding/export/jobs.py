@@ -8,10 +8,9 @@ removed or demoted meanwhile gets what they may have now, or nothing.
 
 from django.urls import reverse
 
+from coding.export.bundle import build_bundle, check_options
 from coding.models import Role, Study
 from workbench import jobs, storage
-
-from coding.export.bundle import build_bundle, check_options
 
 # "the bundle was stored with another checksum": written for people, naming no place.
 jobs.user_facing(storage.StorageError)

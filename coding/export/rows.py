@@ -28,12 +28,10 @@ from django.db.models import Exists, OuterRef, TextField
 from django.db.models.functions import Cast
 
 from coding.access.blinding import KINDS
-from coding.codebooks.versions import is_shown
 from coding.catalog.landings import paper_inclusion
-from coding.models import (Assignment, Coding, Decision, Item, Question,
-                           RaterCoding)
-
+from coding.codebooks.versions import is_shown
 from coding.export.fields import ANSWERED, MISSING, NOT_APPLICABLE, UNDECIDED
+from coding.models import Assignment, Coding, Decision, Item, Question, RaterCoding
 
 # Rows read from the database at a time, and about the rows of a yielded batch (the
 # writers gather batches into row groups of their own size).

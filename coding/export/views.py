@@ -15,13 +15,14 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_safe
 
-from coding.access.roles import access_study
 from coding.access.blinding import withheld_names
+from coding.access.roles import access_study
 from coding.export.bundle import FORMATS, SHAPES, build_bundle, estimate_rows
 from coding.export.jobs import EXPORTERS, export_key, export_name, start_export
 from coding.models import Role
 from workbench import storage
 from workbench.models import Job
+
 # Up to this many rows the browser gets the file in the same request.
 AT_ONCE_ROWS = 50_000
 

@@ -9,12 +9,11 @@ from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from coding.access import limits
-from coding.labeling import queue
 from coding.access.blinding import coder_view, quote_source
 from coding.codebooks.versions import (
-    check_values, published_version, questions_with_options, shown_key,
-    unstorable_text,
+    check_values, published_version, questions_with_options, shown_key, unstorable_text,
 )
+from coding.labeling import queue
 from coding.models import Assignment, Coding, Decision, Exposure, Item
 from workbench.prepared import Insert, Slot, Statement, Update
 

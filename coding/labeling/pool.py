@@ -16,15 +16,14 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext, gettext_noop
 
+from coding.access.archive import check_open
+from coding.labeling.queue import new_item_fields
+from coding.models import ImportRun, Item
 from ingest.imports import run_import
 from ingest.jobs import error_logger, warning_logger
 from ingest.models import Document, Snapshot, content_sha256
 from ingest.records import DocumentRecord
 from workbench import jobs, storage
-
-from coding.access.archive import check_open
-from coding.models import ImportRun, Item
-from coding.labeling.queue import new_item_fields
 
 RULES = {"date_range": gettext_noop("outside the date range"),
          "categories": gettext_noop("not in the chosen categories"),

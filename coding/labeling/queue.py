@@ -22,11 +22,10 @@ from django.db.models import (
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from workbench import jobs
-from workbench.models import Job
-
 from coding.access.archive import check_open
 from coding.models import Assignment, Coding, Item, Membership, Role
+from workbench import jobs
+from workbench.models import Job
 from workbench.prepared import Insert, Slot, Statement, Update, fields, instance
 
 ACTIVE, SUBMITTED, SKIPPED, RELEASED = (

@@ -1,9 +1,8 @@
 from django.db import models
 
-from ingest.models import Document, Snapshot
-
 from coding.models.codebooks import Codebook
 from coding.models.studies import Study
+from ingest.models import Document, Snapshot
 
 
 class ItemQuerySet(models.QuerySet):

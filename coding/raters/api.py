@@ -13,16 +13,16 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from coding.access.roles import access_study
+from coding.labeling import suggestions
+from coding.labeling.api.calibration import as_api_error
+from coding.labeling.views.imports import save_upload
+from coding.models import Comparison, Item, Rater, Role
+from coding.raters import comparisons
+from coding.raters import imports as raters_import
+from coding.raters.setup import add_comparison, add_rater, raters_of
 from workbench.api import JobSerializer
 from workbench.parsers import StrictJSONParser
-
-from coding.raters import comparisons, imports as raters_import
-from coding.labeling import suggestions
-from coding.access.roles import access_study
-from coding.models import Comparison, Item, Rater, Role
-from coding.raters.setup import add_comparison, add_rater, raters_of
-from coding.labeling.views.imports import save_upload
-from coding.labeling.api.calibration import as_api_error
 
 OWNERS = {Role.OWNER}
 READERS = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}

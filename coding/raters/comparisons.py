@@ -32,9 +32,9 @@ from django.utils.translation import gettext
 from coding.agreement import alpha as agreement
 from coding.agreement.charts import heatmap
 from coding.agreement.coefficients import agreement_weights
+from coding.agreement.metrics import display
 from coding.codebooks.versions import YES_NO
 from coding.models import Coding, Decision, Question, Rater, RaterCoding
-from coding.agreement.metrics import display
 
 N_BOOT = 1000
 CONFIDENCE = 0.95

@@ -24,20 +24,18 @@ from dataclasses import dataclass, field
 from itertools import islice
 
 from django.db import connection, transaction
-from django.utils import timezone
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext, pgettext
 
-from workbench import jobs
-from workbench.jobs import user_facing
-
+from coding.access.limits import TEXT_ANSWER_MAX_CHARS, too_long
 from coding.codebooks.versions import (
     check_answer, is_shown, questions_with_options, unstorable_text,
 )
-from coding.access.limits import TEXT_ANSWER_MAX_CHARS, too_long
 from coding.models import CodebookVersion, Item, Question, Rater, RaterCoding
+from workbench import jobs
+from workbench.jobs import user_facing
 
 BATCH = 5_000
 MAX_ERRORS = 100

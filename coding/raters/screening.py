@@ -17,8 +17,8 @@ import numpy as np
 from django.db import transaction
 from django.utils.translation import gettext
 
-from coding.models import Item, RaterCoding
 from coding.agreement.sample_size import RELIABLE, units_needed
+from coding.models import Item, RaterCoding
 
 FRONT = 100  # the queue priority of a screening sample's items
 

@@ -10,8 +10,8 @@ from django.db.models import Count
 from django.utils.translation import gettext, pgettext
 
 from coding.access import audit
-from coding.raters import comparisons
 from coding.models import Codebook, Comparison, Membership, Rater
+from coding.raters import comparisons
 
 RATER_FIELDS = ("kind", "name", "model_version", "config_hash", "provenance")
 

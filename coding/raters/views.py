@@ -15,13 +15,14 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
 from django.views.decorators.http import require_http_methods
 
-from coding.raters import comparisons, imports as raters_import
-from coding.labeling import suggestions
 from coding.access.roles import access_study
-from coding.models import Comparison, Item, Rater, Role
-from coding.raters.setup import add_comparison, add_rater, raters_of
+from coding.labeling import suggestions
 from coding.labeling.views.calibration import errors_of
 from coding.labeling.views.imports import save_upload
+from coding.models import Comparison, Item, Rater, Role
+from coding.raters import comparisons
+from coding.raters import imports as raters_import
+from coding.raters.setup import add_comparison, add_rater, raters_of
 
 OWNERS = {Role.OWNER}
 READERS = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}

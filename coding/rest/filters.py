@@ -9,7 +9,6 @@ from drf_spectacular.utils import extend_schema_field
 
 from coding.models import Assignment, Codebook, Coding, Decision, Item, Membership, Study
 
-
 # Row ids are 64-bit (BigAutoField); a larger number cannot even be sent to the database.
 MAX_ID = 2**63 - 1
 

@@ -41,13 +41,11 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, models, transaction
 from django.db.migrations.recorder import MigrationRecorder
 from django.db.models import Q
-
 from django.urls import reverse
 
+from coding.models import Role, Study
 from workbench import jobs, storage
 from workbench.models import Job
-
-from coding.models import Role, Study
 
 FORMAT = "workbench-study-backup/1"
 # Rows of these apps that point at the study's rows belong to it.

@@ -32,8 +32,8 @@ from django.utils.translation import gettext as _
 
 from coding.access import audit
 from coding.accounts.languages import stored_language
-from coding.models import Assignment, Invite, Membership, Role
 from coding.labeling.queue import release
+from coding.models import Assignment, Invite, Membership, Role
 
 log = logging.getLogger(__name__)
 

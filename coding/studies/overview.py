@@ -8,14 +8,13 @@ from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from ingest.models import Document
-
+from coding.access.blinding import hides_inclusion
 from coding.access.roles import CAN_SEE_ALL_CODINGS
 from coding.agreement.report import SEES_AGREEMENT
-from coding.access.blinding import hides_inclusion
+from coding.labeling.queue import held_items
 from coding.models import Assignment, Item, Role
 from coding.studies.members import role_label
-from coding.labeling.queue import held_items
+from ingest.models import Document
 
 
 def study_overview(study, user):

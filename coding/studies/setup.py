@@ -17,16 +17,16 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
-from coding.studies import presets
-from coding.access.roles import may_create_study
 from coding.access.audit import entries_for, record, target_in_words, target_of
+from coding.access.roles import may_create_study
 from coding.codebooks.diff import summary_line
 from coding.codebooks.spec import spec_of
 from coding.codebooks.versions import create_codebook
 from coding.models import (
-    Assignment, AuditEntry, CodebookVersion, Framework, Item, Membership, Method, OptionName,
-    Role, Study,
+    Assignment, AuditEntry, CodebookVersion, Framework, Item, Membership, Method, OptionName, Role,
+    Study,
 )
+from coding.studies import presets
 
 # Settings a copy takes from its source. Not the queue seed (a new study draws its own
 # order) nor the reliability sample (it names items, which are never copied).

@@ -25,11 +25,13 @@ from pathlib import Path
 
 from django.utils.translation import gettext as _
 
-from ..records import (UNFORESEEN, BadRecord, DocumentRecord, PostRecord, RecordError,
-                       SourceError, located, missing_field, rfc3339, should_be, text,
-                       unforeseen)
-from .lines import (BROKEN_FILE, MAX_LINE_BYTES, broken_file_reason, iter_json_values, open_binary,
-                    read_records)
+from ..records import (
+    UNFORESEEN, BadRecord, DocumentRecord, PostRecord, RecordError, SourceError, located,
+    missing_field, rfc3339, should_be, text, unforeseen,
+)
+from .lines import (
+    BROKEN_FILE, MAX_LINE_BYTES, broken_file_reason, iter_json_values, open_binary, read_records,
+)
 
 SOURCE = "github"
 # Timeline items that are posts already, or noise for coding.

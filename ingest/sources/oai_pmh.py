@@ -10,10 +10,12 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
-from ..records import (UNFORESEEN, BadRecord, Deletion, RecordError, SourceError, day, rfc2822,
-                       unforeseen)
-from .papers import (SOURCE, author_entry, check_arxiv_id, paper_record, split_raw_authors,
-                     version_entry)
+from ..records import (
+    UNFORESEEN, BadRecord, Deletion, RecordError, SourceError, day, rfc2822, unforeseen,
+)
+from .papers import (
+    SOURCE, author_entry, check_arxiv_id, paper_record, split_raw_authors, version_entry,
+)
 from .xml import child_text, children_text, read_xml_file, walk
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"

@@ -17,11 +17,14 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
-from ..records import (MAX_TEXT_CHARS, UNFORESEEN, BadRecord, DocumentRecord, RecordError, any_date,
-                       located, one_line, text, unforeseen)
-from .lines import (BROKEN_FILE, MAX_LINE_BYTES, broken_file_reason, empty_reason, line_format,
-                    not_utf8_reason, open_binary, read_records, skip_rest_of_line,
-                    too_long_reason, wide_encoding)
+from ..records import (
+    MAX_TEXT_CHARS, UNFORESEEN, BadRecord, DocumentRecord, RecordError, any_date, located,
+    one_line, text, unforeseen,
+)
+from .lines import (
+    BROKEN_FILE, MAX_LINE_BYTES, broken_file_reason, empty_reason, line_format, not_utf8_reason,
+    open_binary, read_records, skip_rest_of_line, too_long_reason, wide_encoding,
+)
 
 # csv's own default (131,072) would refuse fields the JSON path accepts.
 csv.field_size_limit(max(csv.field_size_limit(), MAX_TEXT_CHARS + 1))

@@ -19,8 +19,8 @@ time out of proportion to the records it holds:
 from xml.etree.ElementTree import ParseError, TreeBuilder
 
 from defusedxml import DefusedXmlException
-from django.utils.translation import gettext as _
 from defusedxml.ElementTree import DefusedXMLParser, iterparse
+from django.utils.translation import gettext as _
 
 from ..records import MAX_TEXT_CHARS, BadRecord, RecordError
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from coding.studies import presets_zh
 from coding.demo.study import DEMO_PASSWORD, DEMO_SLUG
 from coding.models import Assignment
+from coding.studies import presets_zh
 
 pytestmark = pytest.mark.browser
 

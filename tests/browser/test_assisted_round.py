@@ -8,11 +8,11 @@ import json
 
 import pytest
 
+from coding.actions import sample
 from coding.labeling import queue
 from coding.models import Assignment, Coding, Item, Role
-from coding.raters.setup import add_rater
 from coding.raters.imports import import_codings
-from coding.actions import sample
+from coding.raters.setup import add_rater
 from tests import factories
 from tests.browser.test_accessibility import ARTIFACTS, serious_violations
 from tests.coding.labeling.test_assisted_rounds import ONE_QUESTION

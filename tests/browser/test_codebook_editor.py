@@ -134,8 +134,8 @@ def test_owner_builds_a_conditional_codebook_and_publishes_it(owner, page, log_i
 
 def test_an_options_own_key_chooses_it_on_the_coding_page(owner, page, log_in, live_server):
     """A shortcut set in the editor is the key a coder presses; the others keep their digit."""
-    from coding.labeling import queue
     from coding.codebooks.versions import create_codebook
+    from coding.labeling import queue
 
     cora = factories.user("cora")
     factories.member(owner, cora, Role.CODER)

@@ -3,13 +3,15 @@ and what they submit is stored as the codebook's keys. Screenshots in both langu
 kept as test artifacts; axe-core finds no serious or critical violation on either."""
 
 import pytest
-
-from coding.studies import presets_zh
-from coding.demo.study import DEMO_SLUG
-from coding.accounts.languages import remember_language
-from coding.models import Assignment, Coding
 from django.contrib.auth.models import User
-from tests.browser.test_accessibility import ARTIFACTS, demo, open_as, serious_violations  # noqa: F401
+
+from coding.accounts.languages import remember_language
+from coding.demo.study import DEMO_SLUG
+from coding.models import Assignment, Coding
+from coding.studies import presets_zh
+from tests.browser.test_accessibility import (  # noqa: F401
+    ARTIFACTS, demo, open_as, serious_violations,
+)
 
 pytestmark = pytest.mark.browser
 ZH = {"paper": presets_zh.PAPER, "thread": presets_zh.THREAD}

@@ -6,12 +6,12 @@ both languages on lines of their own. Screenshots of each page in each language 
 as test artifacts; axe-core finds no serious or critical violation on any."""
 
 import pytest
-
-from coding.studies import presets_zh
-from coding.demo.study import DEMO_SLUG
-from coding.accounts.languages import remember_language
-from coding.models import Codebook, LanguagePreference
 from django.contrib.auth.models import User
+
+from coding.accounts.languages import remember_language
+from coding.demo.study import DEMO_SLUG
+from coding.models import Codebook, LanguagePreference
+from coding.studies import presets_zh
 from tests.browser.test_accessibility import demo, open_as, serious_violations  # noqa: F401
 from tests.browser.test_codebook_languages import start_coding
 

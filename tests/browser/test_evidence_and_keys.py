@@ -9,8 +9,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db.models import F
 
-from coding.labeling import queue
 from coding.demo.study import DEMO_PASSWORD, DEMO_SLUG
+from coding.labeling import queue
 from coding.models import Item
 from ingest.models import Document
 

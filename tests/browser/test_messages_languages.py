@@ -6,8 +6,8 @@ sentence beside the place it names; a full-page screenshot is kept
 import pytest
 import yaml
 
-from coding.studies import presets
 from coding.demo.study import DEMO_SLUG
+from coding.studies import presets
 
 from .test_accessibility import LANGUAGES, demo, open_as, serious_violations  # noqa: F401
 

@@ -7,9 +7,9 @@ import pytest
 from django.utils import translation
 from django.utils.translation import gettext
 
-from coding.labeling import calibration
 from coding.codebooks.editing import start_draft
 from coding.demo.study import DEMO_SLUG
+from coding.labeling import calibration
 from coding.models import Study
 
 from .test_accessibility import ARTIFACTS, demo, open_as, serious_violations  # noqa: F401

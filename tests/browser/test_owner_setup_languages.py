@@ -8,8 +8,8 @@ import re
 import pytest
 
 from coding.demo.study import DEMO_SLUG
-from coding.studies.members import create_invite
 from coding.models import Role, Study
+from coding.studies.members import create_invite
 
 from .test_accessibility import LANGUAGES, demo, open_as, serious_violations  # noqa: F401
 

@@ -4,8 +4,8 @@ quote scrolls to its mark. axe-core finds no serious or critical violation."""
 
 import pytest
 
-from coding.labeling import queue
 from coding.actions.submit import submit
+from coding.labeling import queue
 from coding.models import Role
 from tests import factories
 from tests.browser.test_accessibility import ARTIFACTS, serious_violations

@@ -17,13 +17,15 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
+from coding.actions.submit import record_coding
 from coding.adjudication import decisions as adjudication
-from coding.labeling import queue
 from coding.agreement import snapshots
 from coding.codebooks.versions import create_codebook
-from coding.actions.submit import record_coding
-from coding.models import (Assignment, CodebookVersion, Framework, ImportRun, Landing, Method,
-                           MethodLink, OptionName, Role)
+from coding.labeling import queue
+from coding.models import (
+    Assignment, CodebookVersion, Framework, ImportRun, Landing, Method, MethodLink, OptionName,
+    Role,
+)
 from ingest.models import Document, Post
 from tests import factories
 from workbench.models import Job, JobEvent

@@ -7,8 +7,8 @@ its page and the accept operation answer everyone alike (a used link: 410, still
 coder invite to alpha made for each test.
 """
 
-from coding.studies import members
 from coding.models import Role
+from coding.studies import members
 
 ANYONE = {"GET": "YYYYYYY", "POST": "YYYYYYY", "PUT": "MMMMMMM", "PATCH": "MMMMMMM",
           "DELETE": "MMMMMMM"}

@@ -37,10 +37,10 @@ from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 
-from coding.labeling import queue
 from coding.dataset import load
 from coding.export.bundle import build_bundle
 from coding.export.jobs import export_key, start_export
+from coding.labeling import queue
 from coding.models import Assignment, Coding, Item
 from ingest.models import Document, Snapshot, content_sha256
 from tests import factories

@@ -34,8 +34,8 @@ from django.db import connection
 from coding import dataset
 from coding.models import Item
 from tests import factories
-from tests.conftest import _test_database_url, _wait_for_worker, wait_for_job
 from tests.coding.labeling.test_pool import snapshot_line
+from tests.conftest import _test_database_url, _wait_for_worker, wait_for_job
 from workbench import jobs, queues, storage
 from workbench.celery import app
 from workbench.models import Job

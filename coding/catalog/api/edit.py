@@ -16,9 +16,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from coding.catalog import edit as catalog_edit
-from coding.models import Method, OptionName
-from coding.catalog.views.landings import access_catalog
 from coding.catalog.views.edit import access_catalog_editor
+from coding.catalog.views.landings import access_catalog
+from coding.models import Method, OptionName
 from coding.rest.filters import MAX_ID
 
 

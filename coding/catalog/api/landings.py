@@ -8,14 +8,14 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workbench.api import JobSerializer
-
-from coding.catalog import edit as catalog_edit, landings
-from coding.catalog.views.landings import access_catalog, start_scan
-from coding.catalog.views.edit import access_catalog_editor
+from coding.catalog import edit as catalog_edit
+from coding.catalog import landings
 from coding.catalog.api.edit import (
     CONFIRM, REMOVAL, FrameworkSerializer, confirmed, removed, valid, write,
 )
+from coding.catalog.views.edit import access_catalog_editor
+from coding.catalog.views.landings import access_catalog, start_scan
+from workbench.api import JobSerializer
 
 
 def landing_payload(landing):

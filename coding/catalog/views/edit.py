@@ -17,9 +17,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
-from coding.catalog import edit as catalog_edit
-from coding.access.roles import access_study
 from coding.access.blinding import hides_inclusion
+from coding.access.roles import access_study
+from coding.catalog import edit as catalog_edit
 from coding.models import Landing, Method, OptionName, Role
 from coding.studies.presets import FAILURES
 

@@ -8,13 +8,13 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_safe
 
-from workbench import jobs
-
-from coding.catalog import edit as catalog_edit, landings
-from coding.access.roles import access_study
 from coding.access.blinding import hides_inclusion
+from coding.access.roles import access_study
+from coding.catalog import edit as catalog_edit
+from coding.catalog import landings
 from coding.labeling.views.imports import in_import_folder
 from coding.models import Role
+from workbench import jobs
 
 SEES_INCLUSION = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
 

@@ -6,21 +6,21 @@ back. Every refusal of a spec is a 400 with `{path: [messages]}`, paths such as
 """
 
 from django.shortcuts import get_object_or_404
+from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
-from django.urls import path
 
 from coding.access.roles import access_study
-from coding.codebooks.editing import (
-    OPEN_ASSIGNMENTS, Conflict, NothingToPublish, draft_of, previous_version, revision, save_spec, start_draft, version_diff,
-)
 from coding.actions.publish import publish_draft
+from coding.codebooks.editing import (
+    OPEN_ASSIGNMENTS, Conflict, NothingToPublish, draft_of, previous_version, revision, save_spec,
+    start_draft, version_diff,
+)
 from coding.codebooks.spec import InvalidSpec, spec_of
 from coding.models import Codebook, Question, Role
-
 
 # --- the spec, for the schema (the checking is coding.codebooks.spec's) -------------------
 

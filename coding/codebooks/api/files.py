@@ -3,8 +3,9 @@
 from django.http import JsonResponse
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import (OpenApiParameter, OpenApiResponse, extend_schema,
-                                   extend_schema_field)
+from drf_spectacular.utils import (
+    OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field,
+)
 from rest_framework import serializers, status
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -17,8 +18,8 @@ from coding.codebooks.files import (
     FORMATS, MAX_FILE_BYTES, SCHEMA, BadFile, InvalidSpec, Parsed, check_structure,
     import_codebook, import_file, load_json, read_upload,
 )
-from coding.models import Codebook, Role
 from coding.codebooks.views.files import access_version, file_response
+from coding.models import Codebook, Role
 
 
 class FileFormatNotRenderer(DefaultContentNegotiation):

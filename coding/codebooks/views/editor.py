@@ -25,11 +25,12 @@ from django.utils.translation import gettext_lazy, gettext_noop, ngettext, pgett
 from django.views.decorators.http import require_http_methods, require_POST
 
 from coding.access.roles import access_study
+from coding.actions.publish import publish_draft
 from coding.codebooks.diff import is_empty
 from coding.codebooks.editing import (
-    OPEN_ASSIGNMENTS, Conflict, InvalidSpec, NothingToPublish, draft_of, new_codebook, revision, save_spec, start_draft, version_diff,
+    OPEN_ASSIGNMENTS, Conflict, InvalidSpec, NothingToPublish, draft_of, new_codebook, revision,
+    save_spec, start_draft, version_diff,
 )
-from coding.actions.publish import publish_draft
 from coding.codebooks.spec import spec_of, validate
 from coding.codebooks.versions import number_shown
 from coding.models import Assignment, Codebook, Question, Role

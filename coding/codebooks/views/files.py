@@ -22,7 +22,6 @@ from coding.codebooks.files import (
 from coding.models import Role
 
 
-
 def access_version(user, slug, codebook_id, number):
     """A codebook version the user may see: any member's (404 for anyone else)."""
     study = access_study(user, slug)

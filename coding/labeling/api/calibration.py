@@ -13,8 +13,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from coding.labeling import calibration
 from coding.access.roles import access_study
+from coding.labeling import calibration
 from coding.models import Role
 
 OWNERS = {Role.OWNER}

@@ -7,20 +7,20 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from coding.access.blinding import coder_view
+from coding.access.names import named_groups, namer
+from coding.access.roles import access_assignment, access_study
+from coding.actions import sample
+from coding.actions.submit import submit
 from coding.adjudication import decisions as adjudication
 from coding.labeling import queue
-from coding.access.roles import access_assignment, access_study
-from coding.access.blinding import coder_view
-from coding.actions.submit import submit
 from coding.labeling.codings import NotHeld, latest_coding, save_draft
-from coding.models import Role
-from coding.access.names import named_groups, namer
 from coding.labeling.suggestions import suggestions_for
+from coding.models import Role
 from coding.rest.serializers import (
     ARCHIVED_RESPONSE, CoderAssignmentSerializer, NotHeldSerializer, SampleSerializer,
     SkipSerializer, WorkSerializer,
 )
-from coding.actions import sample
 
 
 def coder_payload(assignment):

@@ -3,7 +3,6 @@
 import json
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -11,16 +10,15 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from coding.access.roles import access_study
+from coding.labeling import pool
+from coding.labeling.codings import check_storable
+from coding.labeling.views.imports import named_import_file, save_upload, start_import
+from coding.models import Item, Role
+from coding.rest.serializers import ARCHIVED_RESPONSE
 from workbench import storage
 from workbench.api import JobSerializer
 from workbench.parsers import StrictJSONParser
-
-from coding.labeling import pool
-from coding.access.roles import access_study
-from coding.labeling.codings import check_storable
-from coding.models import Item, Role
-from coding.labeling.views.imports import named_import_file, save_upload, start_import
-from coding.rest.serializers import ARCHIVED_RESPONSE
 
 
 class ImportRequest(serializers.Serializer):

@@ -14,12 +14,12 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods
 
-from coding.labeling import calibration
-from coding.access.roles import access_study
 from coding.access.blinding import coder_view, hidden_fields
+from coding.access.roles import access_study
 from coding.codebooks.versions import parse_form_answers, prune_not_applicable
-from coding.models import Item, Role
+from coding.labeling import calibration
 from coding.labeling.views.code import as_errors, form_questions
+from coding.models import Item, Role
 
 OWNERS = {Role.OWNER}
 

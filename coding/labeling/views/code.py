@@ -16,19 +16,19 @@ from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
-from django.views.decorators.http import require_POST, require_http_methods, require_safe
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
+from coding.access.blinding import coder_view
+from coding.access.names import named_groups, namer
+from coding.access.roles import access_assignment, access_study
+from coding.actions.submit import submit
 from coding.adjudication import decisions as adjudication
 from coding.codebooks import translations as codebook_translations
-from coding.labeling import queue
-from coding.access.roles import access_assignment, access_study
-from coding.access.blinding import coder_view
 from coding.codebooks.versions import number_shown, parse_form_answers
-from coding.actions.submit import submit
+from coding.labeling import queue
 from coding.labeling.codings import NotHeld, latest_coding, phase_for, save_draft
-from coding.models import Assignment, Role
-from coding.access.names import named_groups, namer
 from coding.labeling.suggestions import attach_suggestions
+from coding.models import Assignment, Role
 
 
 @login_required

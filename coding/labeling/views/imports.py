@@ -13,13 +13,12 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
+from coding.access.archive import check_open
+from coding.access.roles import access_study
+from coding.labeling import pool
+from coding.models import Item, Role
 from ingest.imports import FILE_FORMATS, LIVE_FORMATS, check_params
 from workbench import jobs, storage
-
-from coding.labeling import pool
-from coding.access.roles import access_study
-from coding.access.archive import check_open
-from coding.models import Item, Role
 
 FORMAT_LABELS = {
     "arxiv_snapshot_file": gettext_lazy("arXiv metadata snapshot (JSON Lines, .gz allowed)"),

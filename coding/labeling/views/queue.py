@@ -8,10 +8,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods
 
-from coding.labeling import queue
 from coding.access.roles import access_study
-from coding.models import Role
 from coding.actions import sample
+from coding.labeling import queue
+from coding.models import Role
 
 
 class SampleForm(forms.Form):

@@ -6,16 +6,11 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from coding.agreement import snapshots
+from coding.agreement.reliability import study_report
 from coding.agreement.report import (
-    TEXT_LANGUAGE,
-    TEXT_LANGUAGES,
-    PlanForm,
-    document,
-    share_source_words,
-    text_language,
+    TEXT_LANGUAGE, TEXT_LANGUAGES, PlanForm, document, share_source_words, text_language,
 )
 from coding.management.studies import study_or_error
-from coding.agreement.reliability import study_report
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
-from coding.studies import setup as study_setup
 from coding.management.studies import study_or_error
+from coding.studies import setup as study_setup
 
 
 class Command(BaseCommand):

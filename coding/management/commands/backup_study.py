@@ -4,8 +4,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from coding.studies.backup import back_up
 from coding.management.studies import study_or_error
+from coding.studies.backup import back_up
 
 
 class Command(BaseCommand):

@@ -1,9 +1,9 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from coding.raters import comparisons
 from coding.management.studies import study_or_error
 from coding.models import Comparison
+from coding.raters import comparisons
 from coding.raters.setup import add_comparison
 
 

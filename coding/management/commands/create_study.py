@@ -2,8 +2,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from coding.studies import setup as study_setup
 from coding.management.studies import study_or_error
+from coding.studies import setup as study_setup
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from coding.management.studies import study_or_error
 from coding.actions import sample
+from coding.management.studies import study_or_error
 
 
 class Command(BaseCommand):

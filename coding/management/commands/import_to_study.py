@@ -2,8 +2,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from coding.labeling import pool
 from coding.access.archive import StudyArchived
+from coding.labeling import pool
 from coding.management.studies import study_or_error
 from ingest.imports import FILE_FORMATS, LIVE_FORMATS
 

@@ -3,9 +3,9 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from coding.studies import members
 from coding.management.studies import study_or_error
 from coding.models import Role
+from coding.studies import members
 
 
 class Command(BaseCommand):

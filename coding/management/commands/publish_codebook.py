@@ -3,8 +3,8 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from coding.codebooks.editing import OPEN_ASSIGNMENTS, NothingToPublish
 from coding.actions.publish import publish_draft
+from coding.codebooks.editing import OPEN_ASSIGNMENTS, NothingToPublish
 from coding.codebooks.spec import InvalidSpec
 from coding.management.commands.codebook_diff import codebook_or_error
 from coding.management.studies import study_or_error

@@ -5,12 +5,11 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workbench.api import JobSerializer
-
 from coding.access.roles import access_study
-from coding.studies.backup import start_backup
 from coding.models import Role
+from coding.studies.backup import start_backup
 from coding.studies.views.backup import backup_download
+from workbench.api import JobSerializer
 
 
 class BackupStart(APIView):

@@ -9,18 +9,17 @@ from rest_framework import generics, mixins, serializers, status, viewsets
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from coding.studies import setup as study_setup
 from coding.access.roles import CAN_SEE_ALL_CODINGS, access_study, may_create_study
-from coding.models import Assignment, Codebook, Coding, Item, Role, Study
+from coding.codebooks.api.editor import NewCodebookSerializer
 from coding.codebooks.editing import new_codebook
 from coding.codebooks.spec import InvalidSpec
+from coding.models import Assignment, Codebook, Coding, Item, Role, Study
 from coding.rest import filters
-from coding.codebooks.api.editor import NewCodebookSerializer
-from coding.studies.api import setup as study_setup_api
 from coding.rest.serializers import (
     AssignmentSerializer, CodebookSerializer, CodingSerializer, ItemSerializer, StudySerializer,
 )
-
+from coding.studies import setup as study_setup
+from coding.studies.api import setup as study_setup_api
 
 ARCHIVED = OpenApiParameter(
     "archived", bool, description="true: only archived studies; false (the default): only "

@@ -17,14 +17,14 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from coding.studies import members as service
+from coding.access.names import namer, sees_names
 from coding.access.roles import access_study
 from coding.accounts.languages import stored_language
-from coding.models import Invite, Membership, Role
-from coding.access.names import namer, sees_names
-from coding.rest import filters
 from coding.labeling.api.coder import as_api_error
+from coding.models import Invite, Membership, Role
+from coding.rest import filters
 from coding.rest.serializers import MemberSerializer
+from coding.studies import members as service
 
 
 class MembershipSerializer(MemberSerializer):

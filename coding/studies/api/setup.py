@@ -9,12 +9,12 @@ from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from coding.studies import setup as study_setup
 from coding.access.audit import TARGET_WORDS
 from coding.access.roles import access_study
-from coding.models import AuditEntry, Role
 from coding.adjudication.api import KeysetPaging
+from coding.models import AuditEntry, Role
 from coding.rest.serializers import StudySerializer
+from coding.studies import setup as study_setup
 
 
 class StudyCreateSerializer(serializers.Serializer):

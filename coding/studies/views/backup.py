@@ -5,12 +5,11 @@ from django.http import Http404
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST, require_safe
 
+from coding.access.roles import access_study
+from coding.models import Role
+from coding.studies.backup import backup_key, backup_name, start_backup
 from workbench import storage
 from workbench.models import Job
-
-from coding.access.roles import access_study
-from coding.studies.backup import backup_key, backup_name, start_backup
-from coding.models import Role
 
 
 @login_required

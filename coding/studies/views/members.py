@@ -21,9 +21,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from coding.access import audit
-from coding.studies import members as service
 from coding.access.roles import access_study
 from coding.models import Role
+from coding.studies import members as service
 
 HISTORY = 50  # latest membership and invite changes shown on the page
 # A freshly made account is logged in directly, through the accounts' backend (the last

@@ -14,9 +14,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from coding.studies import setup as study_setup
 from coding.access.roles import access_study, may_create_study
 from coding.models import Role, Study
+from coding.studies import setup as study_setup
 
 BLANK, COPY = "blank", "copy"
 AUDIT_PAGE_SIZE = 50

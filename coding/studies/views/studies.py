@@ -9,12 +9,11 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_safe
 
-
-from coding.studies import setup as study_setup
-from coding.access.roles import access_study, may_create_study
-from coding.studies.forms import StudySettingsForm
-from coding.models import Role, Study
 from coding.access.names import namer, sees_names
+from coding.access.roles import access_study, may_create_study
+from coding.models import Role, Study
+from coding.studies import setup as study_setup
+from coding.studies.forms import StudySettingsForm
 from coding.studies.overview import study_overview
 
 

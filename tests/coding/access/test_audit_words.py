@@ -20,15 +20,16 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone, translation
 
 from coding.access import audit
-from coding.labeling import calibration, suggestions
+from coding.actions import publish, sample
 from coding.catalog import edit as catalog_edit
-from coding.actions import publish
-from coding.codebooks import editing as codebook_editing, files as codebook_files
-from coding.studies import members, setup as study_setup
-from coding.raters import setup as raters
+from coding.codebooks import editing as codebook_editing
+from coding.codebooks import files as codebook_files
+from coding.labeling import calibration, suggestions
 from coding.models import AuditEntry, Item, Membership, Rater, RaterCoding, Role
+from coding.raters import setup as raters
 from coding.raters.screening import screening_sample
-from coding.actions import sample
+from coding.studies import members
+from coding.studies import setup as study_setup
 from tests import factories
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -5,12 +5,12 @@ import json
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
+from coding.actions import sample
+from coding.actions.submit import submit
 from coding.adjudication import decisions as adjudication
 from coding.labeling import queue
-from coding.actions.submit import submit
 from coding.labeling.codings import independent_codings
 from coding.models import Assignment, Coding, Decision, Item
-from coding.actions import sample
 from tests import factories
 
 BASE = {"size_b": 7, "failures": ["none"], "code_released": "no"}

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from coding.labeling import queue
 from coding.actions.submit import submit
+from coding.labeling import queue
 from coding.models import Assignment
 from tests import factories
 

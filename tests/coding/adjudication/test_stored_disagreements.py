@@ -9,9 +9,9 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from coding.actions.submit import submit
 from coding.adjudication import decisions as adjudication
 from coding.labeling import queue
-from coding.actions.submit import submit
 from coding.models import Assignment, Coding, Item, Role, StoredDisagreement
 from ingest.models import Document, Snapshot, content_sha256
 from tests import factories

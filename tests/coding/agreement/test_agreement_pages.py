@@ -10,9 +10,9 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from coding.actions import sample
 from coding.agreement import snapshots
 from coding.models import AgreementSnapshot
-from coding.actions import sample
 from tests import factories
 
 

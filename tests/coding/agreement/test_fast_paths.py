@@ -11,8 +11,8 @@ from django.db import connection
 
 from coding.agreement import bootstrap
 from coding.agreement import coefficients as rc
-from coding.models import Coding
 from coding.agreement.reliability import _Epoch
+from coding.models import Coding
 
 
 def test_distinct_rows_are_numpys_unique_rows_in_its_order():

@@ -12,10 +12,10 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from coding.actions import sample
 from coding.agreement import snapshots
 from coding.agreement.report import current_document
 from coding.codebooks.versions import create_codebook
-from coding.actions import sample
 from tests import factories
 
 ZH = {"questions": {

@@ -15,17 +15,8 @@ import pytest
 from statsmodels.stats import inter_rater
 
 from coding.agreement.alpha import (
-    UndefinedAgreementWarning,
-    bootstrap_ci,
-    brennan_prediger,
-    cohen_kappa,
-    fleiss_kappa,
-    gwet_ac1,
-    jaccard_distance,
-    krippendorff_alpha,
-    masi_distance,
-    percent_agreement,
-    scott_pi,
+    UndefinedAgreementWarning, bootstrap_ci, brennan_prediger, cohen_kappa, fleiss_kappa, gwet_ac1,
+    jaccard_distance, krippendorff_alpha, masi_distance, percent_agreement, scott_pi,
 )
 
 nan = np.nan
@@ -548,12 +539,7 @@ def test_bootstrap_ci_warns_about_resamples_where_the_metric_is_undefined():
 # --- issue 17: AC2, Conger, custom weights, PABAK, bias and prevalence, Stuart-Maxwell --
 
 from coding.agreement.alpha import (  # noqa: E402
-    bias_index,
-    conger_kappa,
-    gwet_ac2,
-    pabak,
-    prevalence_index,
-    stuart_maxwell,
+    bias_index, conger_kappa, gwet_ac2, pabak, prevalence_index, stuart_maxwell,
 )
 
 # Gwet's raw4raters as irrCAC ships it: unit 12's single rating under coder C.

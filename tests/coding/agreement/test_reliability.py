@@ -11,17 +11,17 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from coding.labeling import queue
+from coding.actions import sample
+from coding.actions.submit import record_coding, submit
 from coding.agreement import snapshots
 from coding.agreement.alpha import bootstrap_ci, fleiss_kappa, krippendorff_alpha
 from coding.agreement.bootstrap import alpha_interval
-from coding.codebooks.versions import create_codebook
-from coding.actions.submit import record_coding, submit
-from coding.demo.study import DEMO_SLUG
-from coding.models import AgreementSnapshot, Coding, Decision, Item, Role, Study
 from coding.agreement.reliability import study_report
 from coding.agreement.sample_size import plan, units_needed, values_needed, verdict
-from coding.actions import sample
+from coding.codebooks.versions import create_codebook
+from coding.demo.study import DEMO_SLUG
+from coding.labeling import queue
+from coding.models import AgreementSnapshot, Coding, Decision, Item, Role, Study
 from tests import factories
 from workbench import jobs
 from workbench.models import Job

@@ -9,11 +9,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from coding.agreement import alpha as agreement, reliability
+from coding.agreement import alpha as agreement
+from coding.agreement import reliability
+from coding.agreement.metrics import mixed_distances
+from coding.agreement.reliability import study_report
 from coding.codebooks.versions import create_codebook
 from coding.models import Assignment, Coding, Decision, Item, Membership, Role, Study
-from coding.agreement.reliability import study_report
-from coding.agreement.metrics import mixed_distances
 from ingest.models import Document, Snapshot
 
 SIZES = [0.5, 1.5, 3, 7, 13]

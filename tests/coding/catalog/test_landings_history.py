@@ -9,9 +9,10 @@ from datetime import date
 import pytest
 from django.core.management import call_command
 
-from coding.catalog import (
-    edit as catalog_edit, landings, git as landings_git, names as landings_names,
-)
+from coding.catalog import edit as catalog_edit
+from coding.catalog import git as landings_git
+from coding.catalog import landings
+from coding.catalog import names as landings_names
 from coding.models import Framework, FrameworkScan, Landing, Method, MethodLink, OptionName
 from coding.models.catalog import OptionHit
 from tests import factories

@@ -16,12 +16,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from coding.labeling import queue
+from coding.actions.publish import publish_draft
 from coding.codebooks.diff import diff
 from coding.codebooks.editing import NothingToPublish, new_codebook, save_spec, start_draft
-from coding.labeling.open_work import prune_draft
-from coding.actions.publish import publish_draft
 from coding.codebooks.spec import InvalidSpec, save_draft, spec_of, validate
+from coding.labeling import queue
+from coding.labeling.open_work import prune_draft
 from coding.models import Assignment, AuditEntry, Item
 from tests import factories
 

@@ -17,11 +17,11 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from coding.codebooks import files as codebook_files
-from coding.studies import presets
 from coding.codebooks.files import BadFile, dump, import_file, read
 from coding.codebooks.spec import InvalidSpec
 from coding.codebooks.versions import create_codebook, publish
 from coding.models import AuditEntry, Codebook, CodebookVersion, Option, Question, Role
+from coding.studies import presets
 from tests import factories
 
 NS = "urn:QDA-XML:codebook:1.0"

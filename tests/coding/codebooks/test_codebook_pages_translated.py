@@ -158,8 +158,8 @@ def test_the_diff_lists_each_translation_added_changed_or_removed():
 
 
 def test_the_version_page_shows_translation_changes(translated, people, client_for):
-    from coding.codebooks.editing import save_spec, start_draft
     from coding.actions.publish import publish_draft
+    from coding.codebooks.editing import save_spec, start_draft
     from coding.codebooks.spec import spec_of
 
     draft, _ = start_draft(translated.codebook, people["olive"])

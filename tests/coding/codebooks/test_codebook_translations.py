@@ -14,7 +14,7 @@ from coding.codebooks.editing import save_spec, start_draft
 from coding.codebooks.files import dump, import_file
 from coding.codebooks.spec import InvalidSpec, check, save_draft, spec_of
 from coding.codebooks.versions import create_codebook, draft_new_version
-from coding.models import Coding, CodebookVersion, LanguagePreference
+from coding.models import CodebookVersion, Coding, LanguagePreference
 from tests import factories
 
 ZH = {"questions": {

@@ -8,13 +8,13 @@ import zipfile
 import pandas as pd
 import pytest
 
-from coding.adjudication import decisions as adjudication
-from coding.labeling import queue
+from coding.actions import sample
 from coding.actions.submit import submit
+from coding.adjudication import decisions as adjudication
 from coding.dataset import data_dictionary, load
 from coding.export.bundle import FORMATS, SHAPES, build_bundle
+from coding.labeling import queue
 from coding.models import Assignment, Coding, Decision
-from coding.actions import sample
 from tests import factories
 
 BASE = {"size_b": 7, "failures": ["none"], "code_released": "no"}
@@ -294,8 +294,8 @@ def test_the_long_table_marks_the_last_independent_revision(revised, export, peo
 
 
 def test_the_export_queries_find_what_the_product_definitions_find(revised):
-    from coding.labeling.codings import independent_codings
     from coding.export import rows
+    from coding.labeling.codings import independent_codings
 
     # The definition, worked out in Python from every coding: each assignment's highest
     # unassisted independent revision, on items not deleted.

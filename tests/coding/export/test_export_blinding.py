@@ -12,12 +12,12 @@ import pyarrow.parquet as pq
 import pytest
 from django.core.management import call_command
 
-from coding.adjudication import decisions as adjudication
-from coding.labeling import queue
 from coding.actions.submit import submit
+from coding.adjudication import decisions as adjudication
 from coding.dataset import load
 from coding.export.bundle import FORMATS, SHAPES
 from coding.export.jobs import start_export
+from coding.labeling import queue
 from coding.models import Assignment, Role
 from tests import factories
 from workbench import jobs

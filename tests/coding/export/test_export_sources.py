@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from coding.labeling import queue
 from coding.dataset import data_dictionary, load
 from coding.export.bundle import build_bundle
+from coding.labeling import queue
 from coding.models import Role
 from ingest.models import Post
 from tests import factories

@@ -16,14 +16,14 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from coding.access.names import pseudonyms
+from coding.actions import sample
+from coding.export import rows
 from coding.labeling import queue, suggestions
 from coding.labeling.codings import independent_codings
-from coding.export import rows
-from coding.access.names import pseudonyms
 from coding.models import Assignment, AssistedRound, Coding, Exposure, Item
-from coding.raters.setup import add_rater
 from coding.raters.imports import import_codings
-from coding.actions import sample
+from coding.raters.setup import add_rater
 from tests import factories
 
 ONE_QUESTION = {

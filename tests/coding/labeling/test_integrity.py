@@ -19,9 +19,9 @@ import pytest
 from django.db import IntegrityError, connection, connections
 from django.utils import timezone
 
+from coding.actions.submit import submit
 from coding.adjudication import decisions as adjudication
 from coding.labeling import queue
-from coding.actions.submit import submit
 from coding.labeling.codings import NotHeld, independent_codings
 from coding.models import Assignment, Coding, Exposure, Item, Role
 from tests import factories

@@ -7,14 +7,15 @@ from django.forms.models import model_to_dict
 from django.http import Http404
 from django.test.utils import CaptureQueriesContext
 
-from coding.actions.submit import submit
-from coding.labeling import codings, queue
-from coding.agreement import snapshots
 from coding.access.roles import access_assignment
+from coding.actions.submit import submit
+from coding.agreement import snapshots
+from coding.labeling import codings, queue
 from coding.models import AgreementSnapshot, Assignment, Coding
 from tests import factories
 from tests.postgresql import on_postgresql, prepared_on_the_server
 from workbench.models import Job
+
 
 def test_a_statement_gives_the_orm_rows_and_the_query_counters_see_it(alpha, people):
     coding = factories.code(alpha.papers[0], people["cora"])

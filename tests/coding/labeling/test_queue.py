@@ -5,9 +5,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from coding.actions import sample
 from coding.labeling import queue
 from coding.models import Assignment, Item, Membership, Role
-from coding.actions import sample
 from tests import factories
 
 

@@ -6,8 +6,8 @@ import pytest
 from django.db import connection, connections
 from django.db.models import Count, Q
 
-from coding.labeling import queue
 from coding.actions.submit import record_coding
+from coding.labeling import queue
 from coding.models import Assignment, Item, Role
 from tests import factories
 

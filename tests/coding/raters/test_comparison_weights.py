@@ -14,10 +14,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from sklearn.metrics import cohen_kappa_score
 
-from coding.raters import comparisons
 from coding.models import Comparison, Rater
-from coding.raters.setup import add_comparison, add_rater
+from coding.raters import comparisons
 from coding.raters.imports import import_codings
+from coding.raters.setup import add_comparison, add_rater
 from tests import factories
 
 LEVELS = ("low", "medium", "high")

@@ -15,8 +15,8 @@ from sklearn.metrics import cohen_kappa_score
 from coding.agreement import alpha as agreement
 from coding.labeling import queue
 from coding.models import Assignment, Rater, RaterCoding, Role
-from coding.raters.setup import add_comparison, add_rater
 from coding.raters.imports import RaterImportError, import_codings
+from coding.raters.setup import add_comparison, add_rater
 from tests import factories
 
 THREE = {

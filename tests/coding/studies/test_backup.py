@@ -16,8 +16,8 @@ from django.core.management import call_command
 from django.db import connection
 
 from coding.adjudication import decisions as adjudication
-from coding.studies.backup import BackupError, restore
 from coding.models import Coding, Study
+from coding.studies.backup import BackupError, restore
 from tests import factories
 from workbench import storage
 from workbench.models import Job

@@ -8,8 +8,8 @@ import polib
 import pytest
 from django.conf import settings
 
-from coding.labeling import queue
 from coding.actions.submit import submit
+from coding.labeling import queue
 from coding.models import Assignment
 from workbench import jobs
 from workbench.models import Job

@@ -19,9 +19,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from coding.studies import members
 from coding.labeling import queue
 from coding.models import Assignment, AuditEntry, Coding, Invite, Item, Membership, Role
+from coding.studies import members
 from tests import factories
 from tests.test_csp import inline_code
 

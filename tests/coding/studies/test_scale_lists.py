@@ -11,10 +11,10 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.test.utils import CaptureQueriesContext
 
-from coding.adjudication import decisions as adjudication
 from coding.access import audit
-from coding.labeling import queue
 from coding.actions.submit import record_coding
+from coding.adjudication import decisions as adjudication
+from coding.labeling import queue
 from coding.models import Assignment, Coding, Role, StoredDisagreement
 from tests import factories
 from tests.test_query_counts import LARGE, SMALL, build_study

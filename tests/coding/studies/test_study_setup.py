@@ -12,14 +12,14 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from coding.labeling import queue
-from coding.studies import setup as study_setup
 from coding.access.roles import may_create_study
 from coding.codebooks.versions import draft_new_version, publish
+from coding.labeling import queue
 from coding.models import (
     Assignment, AuditEntry, Codebook, Coding, Decision, Framework, ImportRun, Item, Membership,
     Method, OptionName, Role, Study,
 )
+from coding.studies import setup as study_setup
 from tests import factories
 
 
