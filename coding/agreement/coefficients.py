@@ -26,6 +26,8 @@ table [[a, b], [c, d]] of n units, the bias index (b - c) / n and the prevalence
 comes from statsmodels.
 """
 
+import warnings
+
 import numpy as np
 
 WEIGHTINGS = ("identity", "linear", "quadratic")
@@ -219,9 +221,31 @@ def stuart_maxwell(square):
     if not off.any():  # every unit agreed: the margins are equal, nothing to test
         return {"statistic": 0.0, "df": 0, "p": 1.0}
     square = square[off > 0][:, off > 0]
-    result = SquareTable(square, shift_zeros=False).homogeneity(method="stuart_maxwell")
-    return {"statistic": float(result.statistic), "df": int(result.df),
-            "p": float(result.pvalue)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a singular matrix is handled below
+        result = SquareTable(square, shift_zeros=False).homogeneity(method="stuart_maxwell")
+    if np.isfinite(result.statistic):
+        return {"statistic": float(result.statistic), "df": int(result.df),
+                "p": float(result.pvalue)}
+    return _stuart_maxwell_generalised(square)
+
+
+def _stuart_maxwell_generalised(square):
+    """Stuart-Maxwell with the generalised inverse of the margins' covariance, for tables
+    whose disagreements fall into separate groups of categories (categories 1 and 2
+    confused with each other, 3 and 4 with each other, never across): the matrix is then
+    singular once per group beyond the first, and dropping one category (statsmodels)
+    cannot invert it. The statistic is the sum of each group's own test, with one degree
+    of freedom fewer than the group's categories for each group."""
+    from scipy.stats import chi2
+
+    rows, columns = square.sum(axis=1), square.sum(axis=0)
+    difference = rows - columns
+    covariance = -(square + square.T)
+    np.fill_diagonal(covariance, rows + columns - 2 * np.diag(square))
+    df = int(np.linalg.matrix_rank(covariance))
+    statistic = float(difference @ np.linalg.pinv(covariance) @ difference)
+    return {"statistic": statistic, "df": df, "p": float(chi2.sf(statistic, df))}
 
 
 # --- what the report asks for ------------------------------------------------------

@@ -10,6 +10,7 @@ by their (study, id) index, whatever the study's size. Built through the ORM on 
 submission, the two checks were 30% of a submission's CPU (issue 13).
 """
 
+import math
 from datetime import datetime
 
 from django.conf import settings
@@ -121,12 +122,38 @@ def take_snapshot(study, *, force=False, progress=None):
     if not force and new_codings(study, limit=1) == 0:
         return {"snapshots": [], "note": "no new independent codings"}
     report = study_report(study, progress=progress)
+    parts = {round: finite(part) for round, part in report["rounds"].items()
+             if part["n_codings"]}
     rows = AgreementSnapshot.objects.bulk_create(
         AgreementSnapshot(study=study, round=round, n_codings=part["n_codings"],
                           last_coding_id=report["last_coding_id"], report=part,
                           summary=summarise(part))
-        for round, part in report["rounds"].items() if part["n_codings"])
+        for round, part in parts.items())
     return {"snapshots": [row.pk for row in rows], "n_codings": report["n_codings"]}
+
+
+def finite(part):
+    """The round's report with every number finite: a figure the data cannot give is
+    undefined (None), never NaN or infinity, which JSON cannot hold. The coefficients say
+    why where they know (`undefined`); a figure that came out non-finite anyway is named in
+    `not_finite` by its place in the report, so the page and the API can say so."""
+    places = []
+
+    def walk(value, place):
+        if isinstance(value, float) and not math.isfinite(value):
+            places.append(place)
+            return None
+        if isinstance(value, dict):
+            return {key: walk(item, f"{place}.{key}" if place else str(key))
+                    for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [walk(item, f"{place}[{n}]") for n, item in enumerate(value)]
+        return value
+
+    kept = walk(part, "")
+    if places:
+        kept["not_finite"] = places
+    return kept
 
 
 def summarise(part):

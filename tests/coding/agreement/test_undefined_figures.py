@@ -1,0 +1,74 @@
+"""A figure the data cannot give is recorded as undefined, never as NaN (issue 35, 1).
+
+A small fresh study meets what the demo never does: two coders, a handful of items, and
+disagreements that fall into separate groups of categories, where Stuart-Maxwell's
+covariance matrix is singular. The report must still be stored, with every number finite.
+"""
+
+import json
+import math
+
+import numpy as np
+
+from coding.agreement import snapshots
+from coding.agreement.coefficients import stuart_maxwell
+from coding.models import AgreementSnapshot
+from tests import factories
+
+# Two groups of disagreement: {1, 2} and {3, 4}; the margins' covariance is singular.
+SEPARATE_GROUPS = [[0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]]
+
+
+def all_numbers(value):
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in all_numbers(v)]
+    if isinstance(value, list):
+        return [n for v in value for n in all_numbers(v)]
+    return [value] if isinstance(value, float) else []
+
+
+def test_stuart_maxwell_on_separate_groups_of_disagreement_is_a_finite_test():
+    result = stuart_maxwell(SEPARATE_GROUPS)
+    assert all(math.isfinite(result[key]) for key in ("statistic", "p"))
+    # One degree of freedom per group: the sum of each group's own test.
+    assert result["df"] == 2
+    apart = [stuart_maxwell([[0, 1], [0, 0]]), stuart_maxwell([[0, 1], [1, 0]])]
+    assert math.isclose(result["statistic"], sum(r["statistic"] for r in apart))
+
+
+def test_stuart_maxwell_keeps_its_figures_where_the_matrix_is_regular():
+    table = np.array([[3, 0, 1, 0], [0, 0, 0, 1], [0, 1, 0, 0], [0, 0, 0, 0]])
+    assert stuart_maxwell(table) == {"statistic": 3.0000000000000067, "df": 3,
+                                     "p": 0.3916251762710883}
+
+
+def test_the_agreement_report_of_a_small_fresh_study_is_stored_with_finite_numbers(
+        alpha, people):
+    papers = alpha.papers + [factories.paper_item(alpha, alpha.paper_codebook, n)
+                             for n in range(3, 5)]
+    for item, (mine, theirs) in zip(papers, [(1, 2), (3, 4), (4, 3), (7, 7), (7, 7)]):
+        factories.code(item, people["cora"], size_b=mine)
+        factories.code(item, people["cyril"], size_b=theirs)
+    snapshots.take_snapshot(alpha)
+    stored = AgreementSnapshot.objects.get(study=alpha, round="main").report
+    assert all(math.isfinite(n) for n in all_numbers(stored))
+    json.dumps(stored, allow_nan=False)
+    size = next(q for book in stored["codebooks"] for q in book["questions"]
+                if q["key"] == "size_b")
+    assert size["two_coders"]["stuart_maxwell"]["df"] == 2
+
+
+def test_a_figure_that_comes_out_non_finite_anyway_is_stored_as_undefined_and_named(
+        alpha, people, monkeypatch):
+    from coding.agreement import metrics
+
+    for item in alpha.papers:
+        factories.code(item, people["cora"], label="rl_method", scope="general")
+        factories.code(item, people["cyril"])
+    real = metrics._two_coder_figures
+    monkeypatch.setattr(metrics, "_two_coder_figures",
+                        lambda *args: {**real(*args), "units": float("nan")})
+    snapshots.take_snapshot(alpha)
+    stored = AgreementSnapshot.objects.get(study=alpha, round="main").report
+    assert all(math.isfinite(n) for n in all_numbers(stored))
+    assert any(place.endswith("two_coders.units") for place in stored["not_finite"])
