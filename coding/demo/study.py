@@ -16,6 +16,7 @@ from coding.adjudication.decisions import rebuild_disagreements, settle_study
 from coding.agreement.snapshots import take_snapshot
 from coding.codebooks.versions import YES_NO, check_values, create_codebook, is_shown
 from coding.demo.histories import build_demo_histories
+from coding.labeling.codings import find_quote
 from coding.labeling.queue import add_item, assign
 from coding.models import Membership, Role, StoredDisagreement, Study
 from coding.studies import presets
@@ -343,4 +344,25 @@ def _code(rng, item, coder, truth):
             values[question.key] = [choice] if question.kind == "multiple" else choice
     values = check_values(version, values)
     assignment = assign(item, coder)
-    record_coding(assignment, values, version=version, seconds_spent=rng.randint(40, 400))
+    evidence, notes = _evidence(item, coder, questions[0].key)
+    record_coding(assignment, values, version=version, seconds_spent=rng.randint(40, 400),
+                  evidence=evidence, notes=notes)
+
+
+DEMO_NOTES = ["The abstract names one domain only; the method may still be general.",
+              "Read it twice before choosing.",
+              "Unsure: the title and the abstract disagree on what is new."]
+
+
+def _evidence(item, coder, question):
+    """A quote from the title for the first question, as a coder takes one with E, and
+    now and then a note. Drawn from the document and the coder alone, so the demo's
+    answers (the main random stream) stay as they were."""
+    draw = random.Random(f"{item.document.key} {coder.username}")
+    title = item.document.title
+    words = title.split()[:draw.randint(2, 4)]
+    span = find_quote(title, " ".join(words))
+    evidence = [{"question": question, "field": "title", "quote": title[span[0]:span[1]],
+                 "start": span[0], "end": span[1]}] if span else []
+    notes = draw.choice(DEMO_NOTES) if draw.random() < 0.15 else ""
+    return evidence, notes

@@ -27,17 +27,20 @@ from pathlib import Path
 from django.db.models import Count, Max
 from django.utils.text import slugify
 
-from coding.access.blinding import CODER_LEVEL, KINDS, OWNER_LEVEL, withheld_names
+from coding.access.blinding import (
+    CODER_LEVEL, KINDS, OWNER_LEVEL, hidden_fields_for, withheld_names,
+)
 from coding.access.names import pseudonyms
 from coding.export import analysis_tables, rows
 from coding.export.fields import (
-    DECISION_FIELDS, LONG_FIELDS, STATUS_NOTE, item_fields, wide_fields, withheld_item_columns,
+    DECISION_FIELDS, EVIDENCE_FIELDS, LONG_FIELDS, NOTE_FIELDS, STATUS_NOTE, item_fields,
+    wide_fields, withheld_item_columns,
 )
 from coding.export.writers import WRITERS
 from coding.models import Coding, Decision, Item, RaterCoding
 from coding.models.reliability import SampleDraw
 
-SHAPES = ("wide", "long", "decisions", "items", "reliability", "inclusion")
+SHAPES = ("wide", "long", "decisions", "items", "reliability", "inclusion", "evidence")
 FORMATS = ("csv", "parquet", "jsonl")
 MEDIA_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson",
                "parquet": "application/vnd.apache.parquet"}
@@ -68,6 +71,10 @@ def tables(study, shape, names, withheld, roles=OWNER_LEVEL):
         return [("long", LONG_FIELDS, rows.long_batches(study, names))]
     if shape == "decisions":
         return [("decisions", DECISION_FIELDS, rows.decisions_batches(study, names))]
+    if shape == "evidence":
+        hidden = {kind: hidden_fields_for(study, roles, kind) for kind in KINDS}
+        return [("evidence", EVIDENCE_FIELDS, rows.evidence_batches(study, names, hidden)),
+                ("notes", NOTE_FIELDS, rows.notes_batches(study, names))]
     found = []
     for codebook in study.codebooks.order_by("pk"):
         version = codebook.current_version()
@@ -89,6 +96,8 @@ def estimate_rows(study, shapes):
         + RaterCoding.objects.filter(rater__study=study, item__deleted_at__isnull=True).count(),
         "decisions": Decision.objects.filter(item__study=study).count(),
         "reliability": 0, "inclusion": 0,
+        # At most a row per quote and one per note; counted by the revisions, a bound.
+        "evidence": Coding.objects.filter(assignment__item__study=study).count(),
     }
     return sum(per_shape[s] for s in shapes)
 

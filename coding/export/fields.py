@@ -195,6 +195,36 @@ DECISION_FIELDS = [
 ]
 
 
+# A coding revision's own columns, first in the evidence and notes tables as in long.
+_REVISION = [
+    Field("item_id", "integer", "The item's id in the study."),
+    s("document_key", "arXiv identifier or owner/repo#number."),
+    s("coder", "Pseudonymous coder (coder_1, coder_2 …, stable within the study)."),
+    s("round", "calibration or main.", categories=("calibration", "main")),
+    Field("revision", "integer", "The coding revision (as in long): 1 for the first submission."),
+    s("phase", "independent, informed or reconciliation, as in long.",
+      categories=("independent", "informed", "reconciliation")),
+    Field("submitted_at", "datetime", "When this revision was submitted (UTC)."),
+]
+
+EVIDENCE_FIELDS = [
+    *_REVISION,
+    s("question", "Question key the quote supports."),
+    s("field", "The item's field the quote is from: title, abstract or posts.N.body (the "
+      "N-th post of a thread, from 0). A quote from a field withheld from the reader of the "
+      "export is left out, as the field is."),
+    Field("start", "integer", "Where the quote starts in the field's text as imported, in "
+          "characters (Unicode code points) from 0."),
+    Field("end", "integer", "Where the quote ends in the field's text (exclusive)."),
+    s("quote", "The quoted text as the coder selected it (untrusted text)."),
+]
+
+NOTE_FIELDS = [
+    *_REVISION,
+    s("note", "The coder's note on this revision, as written (untrusted text)."),
+]
+
+
 def wide_fields(version):
     """One row per item: the final value of each question of this codebook version."""
     fields = [

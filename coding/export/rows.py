@@ -550,6 +550,70 @@ def decisions_batches(study, names):
         yield batch(held, None)
 
 
+# --- evidence and notes --------------------------------------------------------------
+
+EVIDENCE_NAMES = ("item_id", "document_key", "coder", "round", "revision", "phase",
+                  "submitted_at", "question", "field", "start", "end", "quote")
+NOTE_NAMES = ("item_id", "document_key", "coder", "round", "revision", "phase",
+              "submitted_at", "note")
+
+
+def _work(study, column):
+    """The study's coding revisions that hold something in `column` (evidence or notes),
+    in the long table's order (item, coder, revision), with that column as text."""
+    return (Coding.objects.filter(assignment__item__study=study,
+                                  assignment__item__deleted_at__isnull=True)
+            .order_by("assignment__item_id", "assignment__coder_id", "revision", "pk")
+            .annotate(submitted=as_text_column("submitted_at"), text=as_text_column(column))
+            .values_list("assignment__item_id", "assignment__item__document__key",
+                         "assignment__item__document__kind", "assignment__coder_id",
+                         "assignment__item__round", "revision", "phase", "submitted", "text"))
+
+
+def evidence(study, names, hidden=None):
+    """Every evidence quote, as dicts."""
+    return flattened(evidence_batches(study, names, hidden or {}))
+
+
+def evidence_batches(study, names, hidden):
+    """One row per quote of every coding revision, in each revision's own order: the
+    quote, the question it supports and where it stands in the snapshot's field (offsets
+    into the field's raw text, as coding.labeling.codings.locate_evidence found them).
+    `hidden`: {kind: content fields withheld from the reader}; a quote from a withheld
+    field is left out, as the field is."""
+    for chunk in read_ahead(_work(study, "evidence")):
+        rows = []
+        for item, key, kind, coder, round, revision, phase, submitted, text in chunk:
+            for quote in parse_json(text) or ():
+                field = quote.get("field") or ""
+                if field.split(".")[0] in hidden.get(kind, ()):
+                    continue
+                rows.append((item, key, names.get(coder), round, revision, phase, submitted,
+                             quote.get("question") or None, field or None, quote.get("start"),
+                             quote.get("end"), quote.get("quote")))
+        if rows:
+            yield _named_columns(EVIDENCE_NAMES, rows)
+
+
+def notes(study, names):
+    """Every coder's note, as dicts."""
+    return flattened(notes_batches(study, names))
+
+
+def notes_batches(study, names):
+    """One row per coding revision whose coder wrote a note, the note as written."""
+    for chunk in read_ahead(_work(study, "notes").exclude(notes="")):
+        rows = [(item, key, names.get(coder), round, revision, phase, submitted, text)
+                for item, key, kind, coder, round, revision, phase, submitted, text in chunk]
+        yield _named_columns(NOTE_NAMES, rows)
+
+
+def _named_columns(names, rows):
+    columns = dict(zip(names, (list(column) for column in zip(*rows))))
+    columns["submitted_at"] = Timestamps(columns["submitted_at"])
+    return Columns(columns, len(rows))
+
+
 # --- wide ----------------------------------------------------------------------------
 
 def wide(study, codebook, version):
