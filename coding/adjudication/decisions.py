@@ -140,7 +140,7 @@ def settle_locked(item, questions=None):
     for decision in _DECISIONS.rows(item=item.pk) if decided else ():
         decision = instance(Decision, decision)
         current[decision.question_key] = decision
-    settled, differs = [], False
+    settled, disputed = [], set()
     if questions is None:
         questions = questions_with_options(published_version(item.codebook_id))
     for question in questions:
@@ -150,7 +150,7 @@ def settle_locked(item, questions=None):
                       else Decision.Method.UNANIMOUS)
             settled.append((question.key, groups[0][0], method))
             continue
-        differs = True
+        disputed.add(question.key)
         if item.discussion_opened_at:
             revised = group_answers(codings.latest, question)
             if len(revised) == 1:
@@ -158,7 +158,9 @@ def settle_locked(item, questions=None):
     created = _INSERT_DECISIONS.bulk_create(filter(None, (
         _automatic(item, current.get(key), key, value, method) for key, value, method in settled)))
     current.update((decision.question_key, decision) for decision in created)
-    if differs and item.study.discussion_step and not item.discussion_opened_at:
+    if disputed or any(d.method == NOT_APPLICABLE_METHOD for d in current.values()):
+        _follow(item, questions, current, disputed)
+    if disputed and item.study.discussion_step and not item.discussion_opened_at:
         item.discussion_opened_at = timezone.now()
         Item.objects.filter(pk=item.pk).update(discussion_opened_at=item.discussion_opened_at)
     _store(item, stored_rows(item, codings, questions, current), stored)
@@ -232,7 +234,7 @@ def stored_rows(item, codings, questions, decisions):
             coder_ids="," + ",".join(str(c.pk) for _, coders in groups for c in coders) + ",",
             answer_tokens="|" + "|".join(tokens) + "|", last_coded=last,
             in_discussion=item.discussion_opened_at is not None,
-            decision=decision, decided=decision is not None))
+            decision=decision, decided=decided(decision)))
     return rows
 
 
@@ -308,7 +310,7 @@ def _automatic(item, current, question_key, value, method):
     if value == NOT_APPLICABLE:
         return None
     value = None if value == MISSING else value
-    if current and (current.method == Decision.Method.ADJUDICATED or
+    if current and (current.method in (Decision.Method.ADJUDICATED, NOT_APPLICABLE_METHOD) or
                     (current.method == method and current.value == value)):
         return None
     return Decision(item=item, question_key=question_key, value=value, method=method,
@@ -326,6 +328,58 @@ def _append(item, question_key, value, method, user=None, rationale=""):
 def current_decision(item, question_key):
     return (Decision.objects.filter(item=item, question_key=question_key)
             .order_by("-revision").first())
+
+
+# --- what the codebook's conditions make of the decisions ---------------------------------
+
+NOT_APPLICABLE_METHOD, REOPENED = Decision.Method.NOT_APPLICABLE, Decision.Method.REOPENED
+
+
+def decided(decision):
+    """Whether a current decision settles its question: a reopened one waits again."""
+    return decision is not None and decision.method != REOPENED
+
+
+def consequences(item, questions, current, disputed=(), user=None):
+    """(unsaved decisions, {question key ruled out: (parent key, parent's value)}): what the
+    current decisions ({question key: Decision}) make of the questions whose condition
+    (show_if) names another. In codebook order, so a parent is settled before its
+    children. A question whose parent's decision rules it out does not apply: a
+    not_applicable revision if it has a decision or its coders' answers differ
+    (`disputed`); one every coder skipped needs none. One that applies again once that
+    decision changed, or whose parent waits again, gets a reopened revision: it waits for
+    a decision of its own. Nothing while the parent is undecided. No query."""
+    final, ruled_out, found = {}, {}, []
+    for question in questions:
+        decision = current.get(question.key)
+        condition = question.show_if
+        method = decision.method if decision else None
+        if condition:
+            parent = condition["question"]
+            if parent in ruled_out or (parent in final and not is_shown(question, final)):
+                ruled_out[question.key] = (parent, final.get(parent))
+                if method != NOT_APPLICABLE_METHOD and (decision or question.key in disputed):
+                    found.append(_consequence(item, decision, question.key,
+                                              NOT_APPLICABLE_METHOD, user))
+                continue
+            if method == NOT_APPLICABLE_METHOD:
+                found.append(_consequence(item, decision, question.key, REOPENED, user))
+                continue
+        if decided(decision) and method != NOT_APPLICABLE_METHOD:
+            final[question.key] = decision.value
+    return found, ruled_out
+
+
+def _consequence(item, current, question_key, method, user):
+    return Decision(item=item, question_key=question_key, value=None, method=method,
+                    decided_by=user, revision=current.revision + 1 if current else 1)
+
+
+def _follow(item, questions, current, disputed, user=None):
+    """Record the consequences of the current decisions, and add them to `current`."""
+    found, _ = consequences(item, questions, current, disputed, user)
+    if found:
+        current.update((d.question_key, d) for d in _INSERT_DECISIONS.bulk_create(found))
 
 
 # --- adjudicating -------------------------------------------------------------------
@@ -349,13 +403,21 @@ def decide(item, question_key, value, user, rationale=""):
         raise PermissionDenied("You coded this item; this study does not let coders decide "
                                "their own items.")
     Item.objects.select_for_update(of=("self",)).get(pk=item.pk)
-    question = next((q for q in questions_of(item) if q.key == question_key), None)
+    questions = questions_of(item)
+    question = next((q for q in questions if q.key == question_key), None)
     if question is None:
         raise ValidationError({"question": f"no question {question_key!r} in this codebook"})
     try:
         value = check_answer(question, value)
     except ValueError as error:
         raise ValidationError({question_key: str(error)}) from error
+    current = {key: d for (_, key), d in current_decisions([item]).items()}
+    _, ruled_out = consequences(item, questions, current)
+    if question_key in ruled_out:
+        parent, parent_value = ruled_out[question_key]
+        raise ValidationError({question_key: (
+            f"{question_key} does not apply: {parent} was decided as {parent_value!r}. "
+            f"Decide {parent} again to make it apply.")})
     codings = gather([item])[item.pk]
     given = {_key(answer(c, question))
              for c in [*codings.independent.values(), *codings.latest.values()]}
@@ -363,8 +425,16 @@ def decide(item, question_key, value, user, rationale=""):
         raise ValidationError({question_key: "A value that no coder gave needs a rationale."})
     decision = _append(item, question_key, value, Decision.Method.ADJUDICATED, user,
                        rationale.strip())
-    StoredDisagreement.objects.filter(item=item, question_key=question_key).update(
-        decision=decision, decided=True)
+    current[question_key] = decision
+    # What the new value rules in or out through the codebook's conditions, recorded as
+    # the consequence of this decision (its own revisions), and the review list with it.
+    disputed = {q.key for q in questions if len(group_answers(codings.independent, q)) > 1}
+    _follow(item, questions, current, disputed, user)
+    # The rows the item has (settling decides which questions have one) say so too.
+    listed = set(StoredDisagreement.objects.filter(item=item)
+                 .values_list("question_key", flat=True))
+    _store(item, [row for row in stored_rows(item, codings, questions, current)
+                  if row.question_key in listed], stored=bool(listed))
     return decision
 
 

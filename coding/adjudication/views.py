@@ -75,9 +75,11 @@ def review_queue(request, slug):
         "first_query": urlencode({k: v for k, v in raw.items() if v}),
         "orders": adjudication.ORDERS, "question_choices": question_choices(study),
         "statuses": ("open", "decided", "all"),
-        # The reviewer's own day: decisions they recorded since midnight (one count).
+        # The reviewer's own day: decisions they recorded since midnight (one count); what
+        # those ruled in or out through conditions is not a decision of its own.
         "decided_today": Decision.objects.filter(
-            item__study=study, decided_by=request.user, decided_at__gte=timezone.localtime().replace(
+            item__study=study, decided_by=request.user, method=Decision.Method.ADJUDICATED,
+            decided_at__gte=timezone.localtime().replace(
                 hour=0, minute=0, second=0, microsecond=0)).count(),
         "query": request.GET.urlencode(),
         "rebuilding": rebuilding(study),  # after an overlap change (coding.labeling.queue.sync_targets)

@@ -18,6 +18,10 @@ STATUS_NOTE = (
 )
 
 
+DECISION_METHODS = ("unanimous", "single", "consensus", "adjudicated", "not_applicable",
+                    "reopened")
+
+
 @dataclass(frozen=True)
 class Field:
     name: str
@@ -186,9 +190,12 @@ DECISION_FIELDS = [
     Field("revision", "integer", "1 for the first decision; every revision is kept."),
     Field("current", "boolean", "This revision is the final value now."),
     s("value", "The decided value as text; a multiple-choice value is a JSON list; empty when "
-      "every coder left the question unanswered (missing)."),
-    s("method", "How the value was reached.",
-      categories=("unanimous", "single", "consensus", "adjudicated")),
+      "every coder left the question unanswered (missing), and for not_applicable and "
+      "reopened."),
+    s("method", "How the value was reached. not_applicable: the decision on the question its "
+      "condition names rules it out (recorded as that decision's consequence, by whoever made "
+      "it); reopened: that decision changed and the question applies again, so it waits for a "
+      "decision of its own.", categories=DECISION_METHODS),
     s("decided_by", "Pseudonymous adjudicator, empty for automatic decisions."),
     s("rationale", "The adjudicator's reason."),
     Field("decided_at", "datetime", "When this revision was recorded (UTC)."),
@@ -258,6 +265,7 @@ def question_fields(question):
     return columns + [
         s(f"{question.key}__status", f"How {question.key} stands. {STATUS_NOTE}",
           categories=statuses),
-        s(f"{question.key}__method", f"How the final {question.key} was reached; empty if undecided.",
-          categories=("unanimous", "single", "consensus", "adjudicated")),
+        s(f"{question.key}__method", f"How the final {question.key} was reached; empty if "
+          "undecided; not_applicable when a decision on the question its condition names "
+          "rules it out.", categories=DECISION_METHODS[:-1]),
     ]

@@ -680,6 +680,13 @@ def _wide_question(question):
                     statuses[at] = (NOT_APPLICABLE if show_if and show_if["question"] in final
                                     and not is_shown(question, final) else UNDECIDED)
                     values[at] = None
+        if "not_applicable" in methods or "reopened" in methods:
+            # Consequences of a decision on the question the condition names.
+            for at, method in enumerate(methods):
+                if method == "not_applicable":
+                    statuses[at], values[at] = NOT_APPLICABLE, None
+                elif method == "reopened":
+                    statuses[at], values[at], methods[at] = UNDECIDED, None, None
         if kind == "number" and options:
             for at, value in enumerate(values):
                 if value is not None and value in options:

@@ -25,6 +25,11 @@ class Decision(models.Model):
         SINGLE = "single"  # the item was coded by one coder
         CONSENSUS = "consensus"  # the coders agreed after the discussion step
         ADJUDICATED = "adjudicated"  # an adjudicator chose it, with who and why
+        # Consequences of the decision on the question a condition names (show_if): the
+        # question does not apply; or it applies again after that decision changed, and
+        # waits for a decision of its own (value null). Recorded by coding.adjudication.
+        NOT_APPLICABLE = "not_applicable"
+        REOPENED = "reopened"
 
     item = models.ForeignKey(Item, related_name="decisions", on_delete=models.CASCADE)
     question_key = models.SlugField(max_length=64)

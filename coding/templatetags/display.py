@@ -28,7 +28,9 @@ def isodate(value):
 # How a decision was reached (Decision.Method), as a reader says it; the key stays in exports.
 DECISION_METHOD_WORDS = {
     "unanimous": gettext_lazy("unanimous"), "single": gettext_lazy("single coder"),
-    "consensus": gettext_lazy("consensus"), "adjudicated": gettext_lazy("adjudicated")}
+    "consensus": gettext_lazy("consensus"), "adjudicated": gettext_lazy("adjudicated"),
+    "not_applicable": gettext_lazy("not applicable: ruled out by the decision it depends on"),
+    "reopened": gettext_lazy("reopened: applies again and waits for a decision")}
 
 
 @register.filter

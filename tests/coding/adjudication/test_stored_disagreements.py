@@ -5,6 +5,7 @@ import random
 from datetime import UTC, datetime
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -69,7 +70,10 @@ def test_the_maintained_disagreements_equal_a_rebuild_after_any_sequence(alpha, 
                             if adjudication.can_decide(row.item, u)]
                 value = row.groups[0][0]
                 if deciders and value not in (adjudication.MISSING, adjudication.NOT_APPLICABLE):
-                    adjudication.decide(row.item, row.question.key, value, deciders[0])
+                    try:
+                        adjudication.decide(row.item, row.question.key, value, deciders[0])
+                    except ValidationError as refused:  # its parent's decision rules it out
+                        assert "does not apply" in str(refused)
     kept = stored(alpha)
     assert kept, "the walk should leave some disagreements"
     call_command("rebuild_disagreements", alpha.slug, stdout=open("/dev/null", "w"))
@@ -122,7 +126,10 @@ def test_a_decision_moves_its_row_from_open_to_decided(split, people):
     assert (row.item.pk, "label") not in [(r.item.pk, r.question.key)
                                           for r in adjudication.disagreements(split)]
     decided = adjudication.disagreements(split, status="decided")
-    assert [(r.item.pk, r.decision.value) for r in decided] == [(row.item.pk, "analysis")]
+    # label = analysis rules scope out: that disagreement closes too, as not applicable.
+    assert [(r.item.pk, r.question.key, r.decision.value, r.decision.method)
+            for r in decided] == [(row.item.pk, "label", "analysis", "adjudicated"),
+                                  (row.item.pk, "scope", None, "not_applicable")]
 
 
 def test_filters_by_coders_and_category_read_the_stored_rows(split, people):

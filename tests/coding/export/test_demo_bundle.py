@@ -8,7 +8,8 @@ stopped its timestamps are fixed too, so every load exports the same bundle.
 
 The digests were first taken with the tree before coding/ was regrouped into packages
 (1ace364) and were unchanged by it (issue 34); since then the bundle gained the evidence
-and notes tables, and the demo its quotes and notes (issue 35), and nothing else moved. Every member of the zip is pinned but
+and notes tables, the demo its quotes and notes, and the data dictionary the decisions'
+consequences of conditions (issue 35); nothing else moved. Every member of the zip is pinned but
 what names the installed libraries (the README's "Written by" line; Parquet files
 stand in by their tables' schema and rows, whose bytes carry pyarrow's version).
 
@@ -29,9 +30,9 @@ import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[3]
 PINNED = {
-    "csv": "766ea1ce77539d76ca65fb266ba3d8fa2a3679e509bc30449283ec8bb4f61909",
-    "jsonl": "823cefc9b1f3a24e19d8f12601244a1782da7e9cbc86000b8ff97e095a34924e",
-    "parquet": "5a4e8ec9a7b4852415f30d59eb8853d28ae60a627cb91aa3b8afa99d56ee9fd1",
+    "csv": "058899ad69a4935dad4922b0f745dbde130c34a39e7fb1bc3552fedf8c893b04",
+    "jsonl": "45cfec481ab960a4470b2df220c764f1cbf8f0d2529afc95f4c05f9bd4722ce8",
+    "parquet": "5bbce516b9b1c3f5a7dbbc30b3ba8ccf7c0de2b65dfe837cb7e30d0f2f8a8633",
 }
 LOAD_FROZEN = """
 import os, django

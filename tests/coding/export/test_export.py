@@ -339,9 +339,10 @@ def test_the_readme_counts_current_decisions_and_independent_codings(revised, ex
     with zipfile.ZipFile(export("csv", shapes=["items"])) as bundle:
         readme = bundle.read("README.md").decode()
     methods = {m: Decision.objects.current().filter(item__study=revised, method=m).count()
-               for m in ("adjudicated", "unanimous")}
+               for m in ("adjudicated", "not_applicable", "unanimous")}
     assert (f"independent codings: {independent_codings(revised).count()}; current decisions: "
-            f"{methods['adjudicated']} adjudicated, {methods['unanimous']} unanimous.") in readme
+            f"{methods['adjudicated']} adjudicated, {methods['not_applicable']} not_applicable, "
+            f"{methods['unanimous']} unanimous.") in readme
 
 
 # --- writers: rows in any batches give the same bytes ------------------------------------
