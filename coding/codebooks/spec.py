@@ -32,7 +32,7 @@ from django.utils.translation import gettext_lazy, pgettext
 
 from coding.access.limits import check_key
 from coding.codebooks import translations as codebook_translations
-from coding.codebooks.versions import YES_NO, add_questions, unstorable_text
+from coding.codebooks.versions import YES_NO, add_questions, default_level, unstorable_text
 from coding.models import Codebook, CodebookVersion, Question
 
 KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -148,9 +148,13 @@ def _question(q, at, earlier, err):
     if not isinstance(kind, str) or kind not in KINDS:
         err(f"{at}.kind", _("one of %(choices)s") % {"choices": ", ".join(sorted(KINDS))})
         kind = None
-    level = q.get("level", "nominal")
+    level = q.get("level") or default_level(kind)
     if not isinstance(level, str) or level not in LEVELS:
         err(f"{at}.level", _("one of %(choices)s") % {"choices": ", ".join(sorted(LEVELS))})
+    elif kind == "number" and level == "nominal":
+        # Alpha at the nominal level treats 7 and 8 as unrelated categories.
+        err(f"{at}.level", _("a number question is measured at the interval or ratio level "
+                             "(ordinal for ranks): choose which"))
     if not isinstance(q.get("required", True), bool):
         err(f"{at}.required", _("true or false"))
     options = q.get("options", []) or []
@@ -336,7 +340,7 @@ def normalized(spec):
         "questions": [{
             "key": q["key"], "text": q["text"], "kind": q["kind"],
             "definition": text(q, "definition"), "required": q.get("required", True),
-            "level": q.get("level") or "nominal", "unit": text(q, "unit"),
+            "level": q.get("level") or default_level(q["kind"]), "unit": text(q, "unit"),
             "show_if": q.get("show_if") or None,
             "min_value": q.get("min_value"), "max_value": q.get("max_value"),
             "options": [{

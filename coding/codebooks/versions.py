@@ -33,6 +33,12 @@ def unstorable_text(value):
     return f"text may not contain {what} (U+{ord(char):04X})"
 
 
+def default_level(kind):
+    """A question's level of measurement when its spec names none: ratio for numbers (a
+    count or a size), nominal for the rest."""
+    return Question.Level.RATIO if kind == "number" else Question.Level.NOMINAL
+
+
 @transaction.atomic
 def create_codebook(study, spec, user=None):
     """Create a codebook from a spec (see coding.studies.presets) with version 1 published."""
@@ -54,7 +60,7 @@ def add_questions(version, question_specs):
         question = Question.objects.create(
             version=version, key=q["key"], text=q["text"], kind=q["kind"],
             definition=q.get("definition", ""), required=q.get("required", True),
-            level=q.get("level", Question.Level.NOMINAL), show_if=q.get("show_if"),
+            level=q.get("level") or default_level(q["kind"]), show_if=q.get("show_if"),
             min_value=q.get("min_value"), max_value=q.get("max_value"),
             unit=q.get("unit", ""), position=position,
         )

@@ -32,7 +32,7 @@ from coding.codebooks.editing import (
     save_spec, start_draft, version_diff,
 )
 from coding.codebooks.spec import spec_of, validate
-from coding.codebooks.versions import number_shown
+from coding.codebooks.versions import default_level, number_shown
 from coding.models import Assignment, Codebook, Question, Role
 from coding.templatetags.codebook_diff import APPLIES_WORDS, KIND_WORDS, LEVEL_WORDS
 
@@ -109,7 +109,7 @@ def _new_token(taken, prefix):
 
 
 def blank_question(kind="single"):
-    return {"key": "", "text": "", "kind": kind, "definition": "", "level": "nominal",
+    return {"key": "", "text": "", "kind": kind, "definition": "", "level": default_level(kind),
             "required": True, "unit": "", "min_value": None, "max_value": None,
             "show_if": None, "options": [blank_option()]}
 

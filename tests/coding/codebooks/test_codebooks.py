@@ -103,3 +103,26 @@ def test_multiple_choice_answers_are_kept_in_codebook_order(version):
 def test_question_kinds_cover_the_design(version):
     kinds = set(version.questions.values_list("kind", flat=True))
     assert kinds == {k.value for k in Question.Kind}
+
+
+def test_a_number_question_is_measured_at_the_ratio_level_unless_its_spec_says_otherwise(
+        alpha):
+    """Issue 35, 6: alpha at the nominal level treats 7 and 8 as unrelated categories."""
+    from coding.codebooks.versions import create_codebook
+
+    spec = {"name": "Counts", "applies_to": "thread", "questions": [
+        {"key": "replies", "kind": "number", "text": "How many replies?"},
+        {"key": "rank", "kind": "number", "level": "ordinal", "text": "Priority rank"},
+        {"key": "why", "kind": "text", "text": "Why?"}]}
+    questions = {q.key: q.level for q in create_codebook(alpha, spec).current_version()
+                 .questions.all()}
+    assert questions == {"replies": "ratio", "rank": "ordinal", "why": "nominal"}
+
+
+def test_a_number_question_at_the_nominal_level_is_refused_with_a_question():
+    from coding.codebooks.spec import validate
+
+    errors = validate({"name": "Counts", "applies_to": "paper", "questions": [
+        {"key": "size", "kind": "number", "level": "nominal", "text": "Size"}]})
+    assert [(e.path, "interval or ratio" in e.message) for e in errors] == [
+        ("questions[0].level", True)]
