@@ -222,12 +222,16 @@ def sitting_for(request, study):
 def progress(study, coder, request=None):
     """The coder's own counts only: never anything derived from other coders' work.
     `left` is bounded (queue.left_for); `minutes_left` comes from this sitting's pace."""
-    # Both counts in one grouped query, over the study's own assignments.
-    counts = dict(Assignment.objects.filter(study=study, coder=coder, status__in=[
-        Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED]).order_by()
-        .values_list("status").annotate(n=Count("*")))
     round_ = queue.coder_round(study, coder)
-    left = queue.left_for(study, coder, round_) if round_ else 0
+    # The counts of the round being coded, in one grouped query over the study's own
+    # assignments; the item held now is one of those left (it is not done yet).
+    mine = Assignment.objects.filter(study=study, coder=coder, status__in=[
+        Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED, Assignment.Status.ACTIVE])
+    if round_:
+        mine = mine.filter(item__round=round_)
+    counts = dict(mine.order_by().values_list("status").annotate(n=Count("*")))
+    left = (queue.left_for(study, coder, round_) + counts.get(Assignment.Status.ACTIVE, 0)
+            if round_ else 0)
     sitting = sitting_for(request, study)
     pace = sitting["seconds"] / sitting["count"] if sitting and sitting["count"] else None
     return {"submitted": counts.get(Assignment.Status.SUBMITTED, 0),

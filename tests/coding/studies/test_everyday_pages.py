@@ -10,7 +10,8 @@ from django.conf import settings
 
 from coding.actions.submit import submit
 from coding.labeling import queue
-from coding.models import Assignment
+from coding.models import Assignment, Item
+from tests import factories
 from workbench import jobs
 from workbench.models import Job
 
@@ -109,10 +110,20 @@ def test_questions_are_numbered_among_those_shown(alpha, cora_client):
 
 def test_the_coder_sees_what_is_left_and_this_sittings_pace(alpha, cora_client):
     url = open_next(cora_client, alpha)
-    assert "2 of 2 left" in cora_client.get(url).content.decode()  # the held one is not left
+    # Three papers, none coded: the one held is not done yet (issue 35, 6: it said 2 of 2).
+    assert "3 of 3 left" in cora_client.get(url).content.decode()
     cora_client.post(url, ANSWERS)
     page = cora_client.get(open_next(cora_client, alpha)).content.decode()
-    assert "1 of 2 left" in page and "1 this sitting" in page and "min each" in page
+    assert "2 of 3 left" in page and "1 this sitting" in page and "min each" in page
+
+
+def test_a_calibration_round_of_one_item_shows_that_item_left(alpha, cora_client):
+    calibration = factories.paper_item(alpha, alpha.paper_codebook, 9,
+                                       round=Item.Round.CALIBRATION,
+                                       reference_values={"label": "analysis"})
+    page = cora_client.get(open_next(cora_client, alpha)).content.decode()
+    assert calibration.document.title in page
+    assert "1 of 1 left" in page  # it said 0 of 0
 
 
 def test_a_chinese_reader_sees_chinese_chrome_and_the_codebook_as_written(alpha, cora_client):
