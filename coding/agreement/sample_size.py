@@ -148,6 +148,12 @@ def _warnings(result):
     """Sample-level warnings first, then each question's, which also stay on the question."""
     warnings = []
     size, needed = result["sample_size"], result["units_needed"]
+    if result["coders"] < 2:
+        warnings.append(gettext(
+            "Each item is coded by %(coders)s coder (the study's overlap): agreement needs at "
+            "least two coders on the same items. Set the overlap to 2 or more and draw a "
+            "reliability sample; until then no agreement can be computed.")
+            % {"coders": result["coders"]})
     if size < needed:
         warnings.append(gettext(
             "The reliability sample holds %(size)s items, fewer than the %(needed)s units "

@@ -72,3 +72,13 @@ def test_a_figure_that_comes_out_non_finite_anyway_is_stored_as_undefined_and_na
     stored = AgreementSnapshot.objects.get(study=alpha, round="main").report
     assert all(math.isfinite(n) for n in all_numbers(stored))
     assert any(place.endswith("two_coders.units") for place in stored["not_finite"])
+
+
+def test_a_one_coder_study_is_told_that_agreement_needs_two_coders(alpha, people, client_for):
+    """Issue 35, 6: it said "59 units coded by each of 1 coders" and nothing else."""
+    alpha.overlap = 1
+    alpha.save()
+    factories.code(alpha.papers[0], people["cora"])
+    snapshots.take_snapshot(alpha)
+    page = client_for(people["olive"]).get(f"/studies/{alpha.slug}/agreement/")
+    assert "agreement needs at least two coders on the same items" in page.content.decode()
