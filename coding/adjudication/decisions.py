@@ -150,6 +150,10 @@ def settle_locked(item, questions=None):
                       else Decision.Method.UNANIMOUS)
             settled.append((question.key, groups[0][0], method))
             continue
+        if not question.is_adjudicated:
+            # Both answers are kept and exported; nobody decides between them.
+            settled.append((question.key, None, Decision.Method.NOT_ADJUDICATED))
+            continue
         disputed.add(question.key)
         if item.discussion_opened_at:
             revised = group_answers(codings.latest, question)
@@ -222,6 +226,8 @@ def stored_rows(item, codings, questions, decisions):
     last = max(c.submitted_at for c in codings.independent.values())
     rows = []
     for position, question in enumerate(questions):
+        if not question.is_adjudicated:
+            continue
         groups = group_answers(codings.independent, question)
         if len(groups) < 2:
             continue
@@ -333,11 +339,13 @@ def current_decision(item, question_key):
 # --- what the codebook's conditions make of the decisions ---------------------------------
 
 NOT_APPLICABLE_METHOD, REOPENED = Decision.Method.NOT_APPLICABLE, Decision.Method.REOPENED
+NOT_ADJUDICATED = Decision.Method.NOT_ADJUDICATED
 
 
 def decided(decision):
-    """Whether a current decision settles its question: a reopened one waits again."""
-    return decision is not None and decision.method != REOPENED
+    """Whether a current decision settles its question: a reopened one waits again, and
+    one the codebook left to the coders (not adjudicated) decides nothing."""
+    return decision is not None and decision.method not in (REOPENED, NOT_ADJUDICATED)
 
 
 def consequences(item, questions, current, disputed=(), user=None):
@@ -428,7 +436,8 @@ def decide(item, question_key, value, user, rationale=""):
     current[question_key] = decision
     # What the new value rules in or out through the codebook's conditions, recorded as
     # the consequence of this decision (its own revisions), and the review list with it.
-    disputed = {q.key for q in questions if len(group_answers(codings.independent, q)) > 1}
+    disputed = {q.key for q in questions
+                if q.is_adjudicated and len(group_answers(codings.independent, q)) > 1}
     _follow(item, questions, current, disputed, user)
     # The rows the item has (settling decides which questions have one) say so too.
     listed = set(StoredDisagreement.objects.filter(item=item)

@@ -12,11 +12,11 @@ from django.utils.translation import gettext, ngettext, pgettext
 from coding.codebooks.translations import OPTION_TEXTS, QUESTION_TEXTS
 
 QUESTION_FIELDS = ("text", "kind", "definition", "required", "level", "unit", "show_if",
-                   "min_value", "max_value")
+                   "min_value", "max_value", "adjudicated")
 OPTION_FIELDS = ("label", "definition", "examples", "counter_examples", "shortcut", "exclusive")
 CODEBOOK_FIELDS = ("name", "description")
 DEFAULTS = {"definition": "", "required": True, "level": "nominal", "unit": "", "show_if": None,
-            "min_value": None, "max_value": None, "examples": "", "counter_examples": "",
+            "min_value": None, "max_value": None, "adjudicated": None, "examples": "", "counter_examples": "",
             "shortcut": "", "exclusive": False, "description": ""}
 
 

@@ -42,7 +42,7 @@ KINDS = {k.value for k in Question.Kind}
 LEVELS = {level.value for level in Question.Level}
 WITH_OPTIONS = {Question.Kind.SINGLE, Question.Kind.MULTIPLE}
 QUESTION_FIELDS = {"key", "text", "kind", "definition", "required", "level", "unit", "show_if",
-                   "min_value", "max_value", "options"}
+                   "min_value", "max_value", "options", "adjudicated"}
 OPTION_FIELDS = {"value", "label", "definition", "examples", "counter_examples", "shortcut",
                  "exclusive"}
 MAX_QUESTIONS, MAX_OPTIONS = 500, 300
@@ -157,6 +157,8 @@ def _question(q, at, earlier, err):
                              "(ordinal for ranks): choose which"))
     if not isinstance(q.get("required", True), bool):
         err(f"{at}.required", _("true or false"))
+    if q.get("adjudicated") is not None and not isinstance(q.get("adjudicated"), bool):
+        err(f"{at}.adjudicated", _("true, false or null (as its kind has it)"))
     options = q.get("options", []) or []
     if not isinstance(options, list):
         err(f"{at}.options", _("a list of options"))
@@ -343,6 +345,8 @@ def normalized(spec):
             "level": q.get("level") or default_level(q["kind"]), "unit": text(q, "unit"),
             "show_if": q.get("show_if") or None,
             "min_value": q.get("min_value"), "max_value": q.get("max_value"),
+            # Only where the codebook chose: null reads as its kind has it.
+            **({"adjudicated": q["adjudicated"]} if q.get("adjudicated") is not None else {}),
             "options": [{
                 "value": o["value"], "label": o.get("label") or o["value"],
                 **{field: text(o, field) for field in ("definition", "examples",

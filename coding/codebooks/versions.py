@@ -62,7 +62,7 @@ def add_questions(version, question_specs):
             definition=q.get("definition", ""), required=q.get("required", True),
             level=q.get("level") or default_level(q["kind"]), show_if=q.get("show_if"),
             min_value=q.get("min_value"), max_value=q.get("max_value"),
-            unit=q.get("unit", ""), position=position,
+            unit=q.get("unit", ""), position=position, adjudicated=q.get("adjudicated"),
         )
         Option.objects.bulk_create(
             Option(
@@ -89,6 +89,7 @@ def question_spec(question):
         "level": question.level, "show_if": question.show_if,
         "min_value": question.min_value, "max_value": question.max_value,
         "unit": question.unit,
+        **({"adjudicated": question.adjudicated} if question.adjudicated is not None else {}),
         "options": [
             {"value": o.value, "label": o.label, "definition": o.definition,
              "examples": o.examples, "counter_examples": o.counter_examples,

@@ -10,6 +10,9 @@ from coding.access.blinding import KINDS, hidden_fields_for
 
 # How a question's final or coded value stands, in the `__status` / `status` columns.
 ANSWERED, NOT_APPLICABLE, MISSING, UNDECIDED = "answered", "not_applicable", "missing", "undecided"
+# A question the codebook does not send to the adjudicator (free text by default) whose
+# coders' answers differ: each answer is in long, none is the final one.
+NOT_ADJUDICATED = "not_adjudicated"
 STATUS_NOTE = (
     "answered: the value column holds the answer; not_applicable: the question's condition "
     "was not met, the value is empty; missing: the question applied but was not answered, "
@@ -19,7 +22,8 @@ STATUS_NOTE = (
 
 
 DECISION_METHODS = ("unanimous", "single", "consensus", "adjudicated", "not_applicable",
-                    "reopened")
+                    "not_adjudicated", "reopened")
+WIDE_METHODS = DECISION_METHODS[:-1]  # a reopened question is undecided: no method
 
 
 @dataclass(frozen=True)
@@ -195,7 +199,8 @@ DECISION_FIELDS = [
     s("method", "How the value was reached. not_applicable: the decision on the question its "
       "condition names rules it out (recorded as that decision's consequence, by whoever made "
       "it); reopened: that decision changed and the question applies again, so it waits for a "
-      "decision of its own.", categories=DECISION_METHODS),
+      "decision of its own; not_adjudicated: the codebook leaves the question to the coders "
+      "and their answers differ (each is in long).", categories=DECISION_METHODS),
     s("decided_by", "Pseudonymous adjudicator, empty for automatic decisions."),
     s("rationale", "The adjudicator's reason."),
     Field("decided_at", "datetime", "When this revision was recorded (UTC)."),
@@ -261,11 +266,15 @@ def question_fields(question):
     else:
         columns = [s(question.key, about)]
     statuses = (ANSWERED, NOT_APPLICABLE, MISSING, UNDECIDED,
+                *(() if question.is_adjudicated else (NOT_ADJUDICATED,)),
                 *(options if question.kind == "number" else ()))
     return columns + [
-        s(f"{question.key}__status", f"How {question.key} stands. {STATUS_NOTE}",
-          categories=statuses),
+        s(f"{question.key}__status", f"How {question.key} stands. {STATUS_NOTE}"
+          + ("" if question.is_adjudicated else " not_adjudicated: the codebook does not send "
+             "this question to the adjudicator and the coders' answers differ; each is in "
+             "long, none is final."), categories=statuses),
         s(f"{question.key}__method", f"How the final {question.key} was reached; empty if "
           "undecided; not_applicable when a decision on the question its condition names "
-          "rules it out.", categories=DECISION_METHODS[:-1]),
+          "rules it out; not_adjudicated when the codebook leaves it to the coders and their "
+          "answers differ.", categories=WIDE_METHODS),
     ]

@@ -30,7 +30,7 @@ from django.db.models.functions import Cast
 from coding.access.blinding import KINDS
 from coding.catalog.landings import paper_inclusion
 from coding.codebooks.versions import is_shown
-from coding.export.fields import ANSWERED, MISSING, NOT_APPLICABLE, UNDECIDED
+from coding.export.fields import ANSWERED, MISSING, NOT_ADJUDICATED, NOT_APPLICABLE, UNDECIDED
 from coding.models import Assignment, Coding, Decision, Item, Question, RaterCoding
 
 # Rows read from the database at a time, and about the rows of a yielded batch (the
@@ -680,13 +680,16 @@ def _wide_question(question):
                     statuses[at] = (NOT_APPLICABLE if show_if and show_if["question"] in final
                                     and not is_shown(question, final) else UNDECIDED)
                     values[at] = None
-        if "not_applicable" in methods or "reopened" in methods:
-            # Consequences of a decision on the question the condition names.
+        if not {"not_applicable", "reopened", "not_adjudicated"}.isdisjoint(methods):
+            # Consequences of a decision on the question the condition names, and answers
+            # the codebook leaves to the coders.
             for at, method in enumerate(methods):
                 if method == "not_applicable":
                     statuses[at], values[at] = NOT_APPLICABLE, None
                 elif method == "reopened":
                     statuses[at], values[at], methods[at] = UNDECIDED, None, None
+                elif method == "not_adjudicated":
+                    statuses[at], values[at] = NOT_ADJUDICATED, None
         if kind == "number" and options:
             for at, value in enumerate(values):
                 if value is not None and value in options:

@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='decision',
             name='method',
-            field=models.CharField(choices=[('unanimous', 'Unanimous'), ('single', 'Single'), ('consensus', 'Consensus'), ('adjudicated', 'Adjudicated'), ('not_applicable', 'Not Applicable'), ('reopened', 'Reopened')], max_length=16),
+            field=models.CharField(choices=[('unanimous', 'Unanimous'), ('single', 'Single'), ('consensus', 'Consensus'), ('adjudicated', 'Adjudicated'), ('not_applicable', 'Not Applicable'), ('reopened', 'Reopened'), ('not_adjudicated', 'Not Adjudicated')], max_length=16),
         ),
     ]

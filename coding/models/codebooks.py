@@ -130,12 +130,19 @@ class Question(FrozenWhenPublished):
     max_value = models.FloatField(null=True, blank=True)
     # What a number answer counts, shown beside the box ("billion parameters").
     unit = models.CharField(max_length=50, blank=True)
+    # Whether differing answers go to the adjudicator; None: as its kind has it (choices
+    # and numbers yes, free text no: two wordings of one quote are not a disagreement).
+    adjudicated = models.BooleanField(null=True, blank=True)
 
     class Meta:
         ordering = ["version", "position", "id"]
         constraints = [
             models.UniqueConstraint(fields=["version", "key"], name="question_key_in_version")
         ]
+
+    @property
+    def is_adjudicated(self):
+        return adjudicated_by_default(self.kind) if self.adjudicated is None else self.adjudicated
 
     def __str__(self):
         return f"{self.key} ({self.version})"
@@ -168,3 +175,8 @@ class Option(FrozenWhenPublished):
 
     def codebook_version(self):
         return self.question.version
+
+
+def adjudicated_by_default(kind):
+    """Whether a question of this kind goes to the adjudicator unless its codebook says."""
+    return kind != Question.Kind.TEXT

@@ -30,6 +30,9 @@ class Decision(models.Model):
         # waits for a decision of its own (value null). Recorded by coding.adjudication.
         NOT_APPLICABLE = "not_applicable"
         REOPENED = "reopened"
+        # A question the codebook does not send to the adjudicator (Question.adjudicated)
+        # whose coders' answers differ: none is final; each stays in the codings.
+        NOT_ADJUDICATED = "not_adjudicated"
 
     item = models.ForeignKey(Item, related_name="decisions", on_delete=models.CASCADE)
     question_key = models.SlugField(max_length=64)

@@ -21,7 +21,8 @@ FIELD_WORDS = {"name": gettext_lazy("name"), "description": gettext_lazy("descri
                "max_value": gettext_lazy("at most"), "label": gettext_lazy("label"),
                "examples": gettext_lazy("examples"),
                "counter_examples": gettext_lazy("counter-examples"),
-               "shortcut": gettext_lazy("key"), "exclusive": gettext_lazy("chosen alone")}
+               "shortcut": gettext_lazy("key"), "exclusive": gettext_lazy("chosen alone"),
+               "adjudicated": gettext_lazy("adjudicated")}
 APPLIES_WORDS = {"paper": gettext_lazy("Papers"), "thread": gettext_lazy("Threads")}
 
 

@@ -30,7 +30,8 @@ DECISION_METHOD_WORDS = {
     "unanimous": gettext_lazy("unanimous"), "single": gettext_lazy("single coder"),
     "consensus": gettext_lazy("consensus"), "adjudicated": gettext_lazy("adjudicated"),
     "not_applicable": gettext_lazy("not applicable: ruled out by the decision it depends on"),
-    "reopened": gettext_lazy("reopened: applies again and waits for a decision")}
+    "reopened": gettext_lazy("reopened: applies again and waits for a decision"),
+    "not_adjudicated": gettext_lazy("not adjudicated: each coder's answer is kept")}
 
 
 @register.filter

@@ -34,6 +34,7 @@ from coding.codebooks.editing import (
 from coding.codebooks.spec import spec_of, validate
 from coding.codebooks.versions import default_level, number_shown
 from coding.models import Assignment, Codebook, Question, Role
+from coding.models.codebooks import adjudicated_by_default
 from coding.templatetags.codebook_diff import APPLIES_WORDS, KIND_WORDS, LEVEL_WORDS
 
 TOKEN = re.compile(r"[a-z0-9]{1,12}")
@@ -57,8 +58,11 @@ def parse_form(data):
         p = f"q-{t}-"
         q = {field: data.get(p + field, "").strip() for field in QUESTION_TEXT}
         kind = data.get(p + "kind", "")
+        adjudicated = data.get(p + "adjudicated") == "on"
         q.update(kind=kind, level=data.get(p + "level", "nominal"),
                  required=data.get(p + "required") == "on",
+                 # Kept only where the owner departs from the kind's way (Question.adjudicated).
+                 adjudicated=None if adjudicated == adjudicated_by_default(kind) else adjudicated,
                  min_value=_number(data.get(p + "min_value", "")),
                  max_value=_number(data.get(p + "max_value", "")), show_if=None, options=[])
         if kind != "number":  # hidden for other kinds, so never sent on

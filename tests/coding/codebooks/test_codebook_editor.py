@@ -223,6 +223,9 @@ def editor_form(spec):
             form[f"q-{t}-{field}"] = "" if q.get(field) is None else str(q[field])
         if q.get("required", True):
             form[f"q-{t}-required"] = "on"
+        adjudicated = q.get("adjudicated")
+        if adjudicated or adjudicated is None and q.get("kind") != "text":
+            form[f"q-{t}-adjudicated"] = "on"  # the box is ticked as the kind has it
         if q.get("show_if"):
             form[f"q-{t}-show_if_question"] = q["show_if"]["question"]
             form[f"q-{t}-show_if_in"] = q["show_if"]["in"]
@@ -658,3 +661,17 @@ def test_an_options_error_is_named_in_its_row(alpha, codebook, draft, people, cl
     html = client_for(people["olive"]).post(url(alpha, codebook, "edit/"), form).content.decode()
     row = html[html.index('id="card-q0-o1"'):html.index('id="card-q0-o2"') if 'id="card-q0-o2"' in html else None]
     assert "Value: a value is letters" in row and "Key: key &#x27;1&#x27; already chooses option 1" in row
+
+
+def test_the_editor_saves_whether_a_question_is_adjudicated_only_where_it_departs(
+        alpha, codebook, draft, people, client_for):
+    """Issue 35, 4: free text is off by default, choices on; the owner switches either."""
+    form = editor_form(spec_of(draft))
+    form["op"] = "save"
+    assert "q-q5-adjudicated" not in form  # 'note', free text: not ticked
+    del form["q-q0-adjudicated"]  # the owner leaves 'label' to the coders
+    form["q-q5-adjudicated"] = "on"  # and sends 'note' to the adjudicator
+    assert client_for(people["olive"]).post(url(alpha, codebook, "edit/"), form).status_code == 302
+    saved = {q["key"]: q.get("adjudicated") for q in spec_of(draft)["questions"]}
+    assert saved == {"label": False, "scope": None, "size_b": None, "failures": None,
+                     "code_released": None, "note": True}
