@@ -265,7 +265,10 @@ def build_world():
                      k: VECTORS[k] for k in ("script-breakout", "json-breakout",
                                              "template-literal", "attr-single-quote")})]},
              "options": [{"value": "general", "label": "General"}]},
-            {"key": "note", "kind": "text", "required": False, "text": "Anything else?"},
+            # Sent to the adjudicator, as free text is not by default: the coders' text
+            # answers then reach the review pages too, which this test must see inert.
+            {"key": "note", "kind": "text", "required": False, "adjudicated": True,
+             "text": "Anything else?"},
         ]
 
     paper_book = create_codebook(study, {
