@@ -160,6 +160,21 @@ def next_review_url(study, item, request):
     return reverse("review-queue", args=[study.slug]) + (f"?{query}" if query else "")
 
 
+def waits_on(question, decisions, by_key):
+    """(parent question, its decided value) when the parent's decision makes this
+    question apply and it has no decision of its own yet: the page says it waits."""
+    condition = question.show_if
+    parent = condition and decisions.get(condition["question"])
+    if not parent or not adjudication.decided(parent) \
+            or parent.method == Decision.Method.NOT_APPLICABLE:
+        return None
+    if adjudication.decided(decisions.get(question.key)):
+        return None
+    if not adjudication.is_shown(question, {condition["question"]: parent.value}):
+        return None
+    return by_key.get(condition["question"]), parent.value
+
+
 def review_context(study, item, questions, errors, request):
     codings = adjudication.gather([item])[item.pk]
     coders = sorted(codings.independent, key=lambda c: c.username)
@@ -168,7 +183,7 @@ def review_context(study, item, questions, errors, request):
     # other value typed and the rationale (nothing typed is lost).
     posted = request.POST if request.method == "POST" else {}
     others = parse_form_answers(item.codebook.current_version(), posted) if posted else {}
-    rows = []
+    rows, by_key = [], {q.key: q for q in questions}
     for question in questions:
         groups = adjudication.group_answers(codings.independent, question)
         question.answer = others.get(question.key)
@@ -185,6 +200,7 @@ def review_context(study, item, questions, errors, request):
             "chosen": posted.get(f"d-{question.key}", ""), "why": posted.get(f"why-{question.key}", ""),
             "history": list(item.decisions.filter(question_key=question.key)
                             .order_by("-revision").select_related("decided_by")),
+            "waits_on": waits_on(question, decisions, by_key),
         })
     # The item as coders saw it, and apart from it whatever blinded fields this
     # reviewer's roles may see (blinding.view_for, the projection every export uses too).
@@ -199,7 +215,6 @@ def review_context(study, item, questions, errors, request):
     # the coding page); decisions still store the option values.
     translated = codebook_translations.apply(item.codebook.current_version(), questions,
                                              translation.get_language())
-    by_key = {q.key: q for q in questions}
     for n, coder in enumerate(coders):
         coding = codings.independent[coder]
         coding.by, coding.number = n % CODER_STYLES, n + 1

@@ -132,3 +132,12 @@ def test_the_review_page_takes_another_value_for_the_child_with_a_rationale(
     assert Decision.objects.current().get(item=split.item, question_key="where").value == \
         "evaluation"
     assert adjudication.current_decision(split.item, "how_bad").method == "not_applicable"
+
+
+def test_the_review_page_says_which_question_waits_on_its_parents_decision(
+        split, people, client_for):
+    decide(split.item, "failure", "observed", people["ada"])
+    page = client_for(people["ada"]).get(
+        f"/studies/{split.slug}/review/{split.item.pk}/").content.decode()
+    assert page.count("Waits for a decision") == 1  # where; how_bad waits on where, undecided
+    assert "was decided as <span title=\"observed\">Observed</span>" in page
