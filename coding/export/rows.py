@@ -570,11 +570,6 @@ def _work(study, column):
                          "assignment__item__round", "revision", "phase", "submitted", "text"))
 
 
-def evidence(study, names, hidden=None):
-    """Every evidence quote, as dicts."""
-    return flattened(evidence_batches(study, names, hidden or {}))
-
-
 def evidence_batches(study, names, hidden):
     """One row per quote of every coding revision, in each revision's own order: the
     quote, the question it supports and where it stands in the snapshot's field (offsets
@@ -593,11 +588,6 @@ def evidence_batches(study, names, hidden):
                              quote.get("end"), quote.get("quote")))
         if rows:
             yield _named_columns(EVIDENCE_NAMES, rows)
-
-
-def notes(study, names):
-    """Every coder's note, as dicts."""
-    return flattened(notes_batches(study, names))
 
 
 def notes_batches(study, names):
