@@ -64,7 +64,7 @@ class SourceFailed(ValueError):
 
 def new_counts():
     return {"read": 0, "added": 0, "updated": 0, "unchanged": 0, "deleted": 0,
-            "duplicates": 0, "excluded": {}, "failed": 0}
+            "deletions": 0, "duplicates": 0, "excluded": {}, "failed": 0}
 
 
 def import_records(records, *, strict=False, batch_size=BATCH_SIZE, screen=None,
@@ -74,8 +74,13 @@ def import_records(records, *, strict=False, batch_size=BATCH_SIZE, screen=None,
     - screen(record) -> None to keep it, or the name of the rule that excludes it
       (excluded records are not written; counted under excluded[rule]).
     - on_batch(list of (document_id, outcome)) after each batch commits, outcome one
-      of added, updated, unchanged, deleted; it must be idempotent, as a re-run after
-      a crash hands it the same documents again (then as unchanged).
+      of added, updated, unchanged: the documents records wrote, never a deletion's; it
+      must be idempotent, as a re-run after a crash hands it the same documents again
+      (then as unchanged).
+    - Every record read is counted once as a duplicate, failed, excluded, or written:
+      written records are added, updated or unchanged documents, or `deletions` (of
+      which `deleted` marked a stored document and the rest, counted unchanged too,
+      named one unknown or already marked).
     - progress(counts) after each batch; it may raise (a cancelled job) to stop.
     - log_error(RecordError) for each bad record; strict=True raises StrictModeError
       at the first one, after writing the good records read before it.
@@ -182,13 +187,16 @@ def _write_batch(batch, counts, log_error):
                 reason = _("the database refused it: %(error)s") % {
                     "error": str(exc).strip()[:300]}
                 _fail(RecordError(item.location or _name(item), reason), counts, log_error)
-    for _document, outcome in written:
+    for _document, outcome, deletion in written:
         counts[outcome] += 1
-    return [(doc_id, outcome) for doc_id, outcome in written if doc_id is not None]
+        counts["deletions"] += deletion
+    return [(doc_id, outcome) for doc_id, outcome, deletion in written
+            if doc_id is not None and not deletion]
 
 
 def _upsert(items):
-    """Plan and write a list of records; returns [(document_id or None, outcome)] for each."""
+    """Plan and write a list of records; returns [(document_id or None, outcome, whether it
+    was a Deletion)] for each."""
     existing = _existing(items)
     now = timezone.now()
     added, changed, outcomes = [], [], []
@@ -197,9 +205,9 @@ def _upsert(items):
         if isinstance(item, Deletion):
             if stored is not None and not stored.metadata.get("deleted"):
                 changed.append((_tombstone(stored, item, now), None))
-                outcomes.append((stored.id, "deleted"))
+                outcomes.append((stored.id, "deleted", True))
             else:  # unknown here, or a tombstone already: nothing to write
-                outcomes.append((stored and stored.id, "unchanged"))
+                outcomes.append((stored and stored.id, "unchanged", True))
             continue
         if stored is None:
             added.append(item)
@@ -208,13 +216,13 @@ def _upsert(items):
             item.metadata["versions"] = merge_versions(stored.metadata.get("versions"),
                                                        item.metadata.get("versions"))
         if _same_content(stored, item):
-            outcomes.append((stored.id, "unchanged"))
+            outcomes.append((stored.id, "unchanged", False))
             continue
         changed.append((_updated(stored, item, now), item.posts if item.kind == "thread" else None))
-        outcomes.append((stored.id, "updated"))
+        outcomes.append((stored.id, "updated", False))
     created = _create(added, now)
     _update(changed)
-    return outcomes + [(doc_id, "added") for doc_id in created]
+    return outcomes + [(doc_id, "added", False) for doc_id in created]
 
 
 @dataclass

@@ -4,7 +4,10 @@ An import (ingest.imports.run_import) reads and writes documents; this side deci
 which of them enter the study (screening by date range, arXiv categories and a
 keyword or regular-expression query over title and abstract), adds them as items
 pinned to a snapshot, and keeps the counts of every run so the study can report its
-screening flow: read, duplicates, excluded by which rule, failed, added to the pool.
+screening flow. Every record a run reads is counted once (FLOW): a duplicate within the
+file, failed, excluded by which rule, a deletion, of a kind the study has no codebook
+for, already in the pool, or added to it; a run that stops early (strict mode, a failed
+source, a cancel) keeps the counts of what it read.
 """
 
 import contextlib
@@ -14,7 +17,7 @@ from datetime import date
 
 from django.db import transaction
 from django.utils import timezone, translation
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_noop, pgettext_lazy
 
 from coding.access.archive import check_open
 from coding.labeling.queue import new_item_fields
@@ -25,6 +28,11 @@ from ingest.models import Document, Snapshot, content_sha256
 from ingest.records import DocumentRecord
 from workbench import jobs, storage
 
+# The parts of a run's records, which add up to its `read` (accounted_for).
+FLOW = ("added_to_pool", "already_in_pool", "no_codebook", "excluded_total", "duplicates",
+        "failed", "deletions")
+KIND_WORDS = {"paper": pgettext_lazy("document kind", "papers"),
+              "thread": pgettext_lazy("document kind", "threads")}
 RULES = {"date_range": gettext_noop("outside the date range"),
          "categories": gettext_noop("not in the chosen categories"),
          "query": gettext_noop("does not match the query")}
@@ -166,15 +174,18 @@ class PoolAdder:
 def import_into_study(study, params, screening, *, round=Item.Round.MAIN, job=None,
                       report=None):
     """Run one import into the study's pool and record its screening counts (none into an
-    archived study: StudyArchived, also for a job started before it was archived)."""
+    archived study: StudyArchived, also for a job started before it was archived). A run
+    that stops keeps what it counted, its status failed and the reason."""
     check_open(study)
     # New documents join `round`; those already in the pool keep theirs.
     adder = PoolAdder(study, round)
     kept = params if round == Item.Round.MAIN else {**params, "round": round}
     run = ImportRun.objects.create(study=study, job=job, params=kept,
                                    screening=screening.to_dict())
+    read = {}  # the reader's counts after its latest batch
 
     def progress(counts):
+        read.update(counts)
         if report:
             report(counts["read"], None, gettext(
                 "%(read)s read, %(added)s added to the pool, %(failed)s failed") % {
@@ -190,11 +201,45 @@ def import_into_study(study, params, screening, *, round=Item.Round.MAIN, job=No
         with readable(study, params) as source:
             counts = run_import(source, screen=screening.screen(), on_batch=adder,
                                 progress=progress, log_error=log_error, log_warning=log_warning)
-    finally:
-        ImportRun.objects.filter(pk=run.pk).update(counts=adder.counts, finished_at=timezone.now())
+    except BaseException as error:
+        counts = {**getattr(error, "counts", read), **adder.counts}
+        ImportRun.objects.filter(pk=run.pk).update(
+            counts=counts, status=ImportRun.Status.FAILED, error=str(error)[:2000],
+            finished_at=timezone.now())
+        raise
     counts = {**counts, **adder.counts}
-    ImportRun.objects.filter(pk=run.pk).update(counts=counts)
+    ImportRun.objects.filter(pk=run.pk).update(counts=counts, status=ImportRun.Status.DONE,
+                                               finished_at=timezone.now())
+    if counts["no_codebook"] and job is not None:
+        jobs.log(job, no_codebook_words(study, counts["no_codebook"]), level="warning")
     return counts
+
+
+def no_codebook_words(study, n=None):
+    """Why documents of a kind go nowhere: "the study has no codebook for threads"."""
+    missing = gettext(" or ").join(str(KIND_WORDS[k]) for k in missing_kinds(study))
+    if n is None:
+        return gettext("This study has no codebook for %(kinds)s: those read by an import "
+                       "will not join the pool. Add a codebook for them first.") % {
+                           "kinds": missing}
+    return gettext("%(n)s documents did not join the pool: the study has no codebook for "
+                   "%(kinds)s. Add one, then import again.") % {"n": f"{n:,}", "kinds": missing}
+
+
+def missing_kinds(study):
+    """The document kinds ("paper", "thread") the study has no codebook for: an import of
+    them adds nothing, so the import page and the API warn first."""
+    have = set(study.codebooks.values_list("applies_to", flat=True))
+    return [kind for kind in KIND_WORDS if kind not in have]
+
+
+def accounted_for(counts):
+    """The parts of a run's (or the flow's) records; they sum to `read` when every
+    record was counted once."""
+    excluded = counts.get("excluded") or {}
+    parts = {key: counts.get(key, 0) for key in FLOW if key != "excluded_total"}
+    parts["excluded_total"] = sum(excluded.values()) if isinstance(excluded, dict) else 0
+    return parts
 
 
 @contextlib.contextmanager
@@ -243,16 +288,45 @@ def flat_counts(counts):
 
 
 def screening_flow(study):
-    """The study's PRISMA-style flow: totals over every import run, and the runs."""
-    runs = list(ImportRun.objects.filter(study=study).order_by("created_at"))
-    totals = {"read": 0, "duplicates": 0, "failed": 0, "excluded": {}, "added_to_pool": 0,
-              "already_in_pool": 0}
+    """The study's PRISMA-style flow: totals over every import run (each part of FLOW,
+    `read`, and whether the parts add up to it), and the runs, each with its source's
+    file name, who started it and its status."""
+    runs = list(ImportRun.objects.filter(study=study).select_related("job__created_by")
+                .order_by("created_at"))
+    totals = {"read": 0, "excluded": {}, **{key: 0 for key in FLOW}}
     for run in runs:
-        for key in ("read", "duplicates", "failed", "added_to_pool", "already_in_pool"):
-            totals[key] += run.counts.get(key, 0)
+        totals["read"] += run.counts.get("read", 0)
+        for key, n in accounted_for(run.counts).items():
+            totals[key] += n
         for rule, n in (run.counts.get("excluded") or {}).items():
             totals["excluded"][rule] = totals["excluded"].get(rule, 0) + n
-    totals["excluded_total"] = sum(totals["excluded"].values())
+        run.parts = accounted_for(run.counts)
+        run.adds_up = sum(run.parts.values()) == run.counts.get("read", 0)
+        run.file_name = source_name(run.params)
+        run.started_by = run.job.created_by if run.job and run.job.created_by else None
+        run.shown_status = shown_status(run)
+    totals["refreshed"] = sum(run.counts.get("refreshed", 0) for run in runs)
     totals["excluded_named"] = {gettext(RULES[rule]) if rule in RULES else rule: n
                                 for rule, n in sorted(totals["excluded"].items())}
+    totals["accounted"] = sum(totals[key] for key in FLOW)
+    totals["adds_up"] = totals["accounted"] == totals["read"]
     return {"totals": totals, "runs": runs}
+
+
+def source_name(params):
+    """The file a run read, by its own name (the server's folders are its business), or
+    what a live source read: "papers.jsonl", "owner/name", "cat:cs.LG"."""
+    path = params.get("stored") or params.get("path")
+    if path:
+        return str(path).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    return str(params.get("repository") or params.get("search_query") or params.get("set")
+               or "")[:200]
+
+
+def shown_status(run):
+    """The run's own status, or its job's when the job ended without the run finishing
+    (a worker lost mid-run, a job cancelled before it started reading)."""
+    if run.status == ImportRun.Status.RUNNING and run.job and run.job.status in (
+            "failed", "cancelled"):
+        return run.job.status
+    return run.status

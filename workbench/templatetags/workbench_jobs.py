@@ -22,6 +22,7 @@ COUNTER_LABELS = {
     "read": gettext_lazy("Records read"), "added": gettext_lazy("Added"),
     "updated": gettext_lazy("Updated"), "unchanged": gettext_lazy("Unchanged"),
     "deleted": gettext_lazy("Marked deleted"),  # an OAI-PMH deletion: the document is kept
+    "deletions": gettext_lazy("Deletions (withdrawn at the source)"),
     "failed": gettext_lazy("Failed (bad records)"), "duplicates": gettext_lazy("Duplicates within a file"),
     "added_to_pool": gettext_lazy("Added to the pool"), "already_in_pool": gettext_lazy("Already in the pool"),
     "no_codebook": gettext_lazy("No codebook for their kind"), "refreshed": gettext_lazy("Refreshed"),

@@ -114,11 +114,19 @@ def _as_object(value):
 class ScreeningFlow(APIView):
     @extend_schema(responses={200: dict})
     def get(self, request, slug):
-        """The study's screening flow: totals over every import, and each import's counts."""
+        """The study's screening flow: totals over every import (every record read counted
+        once: `adds_up`), the document kinds the study has no codebook for, and each
+        import with its file name, who started it, its status and its counts."""
         study = access_study(request.user, slug, roles={Role.OWNER, Role.VIEWER,
                                                         Role.ADJUDICATOR})
         flow = pool.screening_flow(study)
-        return Response({"totals": flow["totals"], "imports": [{
-            "id": run.pk, "job": run.job_id, "created_at": run.created_at,
-            "source": run.params, "screening": run.screening, "counts": run.counts,
-        } for run in flow["runs"]]})
+        return Response({
+            "totals": flow["totals"], "missing_codebooks": pool.missing_kinds(study),
+            "imports": [{
+                "id": run.pk, "job": run.job_id, "created_at": run.created_at,
+                "finished_at": run.finished_at, "status": run.shown_status,
+                "error": run.error, "file_name": run.file_name,
+                "started_by": run.started_by.username if run.started_by else None,
+                "source": run.params, "screening": run.screening, "counts": run.counts,
+                "parts": run.parts, "adds_up": run.adds_up,
+            } for run in flow["runs"]]})

@@ -33,6 +33,22 @@ FORMAT_LABELS = {
 }
 
 
+# The kind of document each format reads (the mapped tables may hold either).
+FORMAT_KINDS = {fmt: ("thread",) if fmt.startswith("github") else
+                ("paper", "thread") if fmt in ("csv_file", "jsonl_file") else ("paper",)
+                for fmt in FILE_FORMATS + LIVE_FORMATS}
+
+
+def unpoolable_formats(study):
+    """The formats whose documents would not join the study's pool (no codebook for their
+    kind), and the words that say so; ([], None) when every kind has one."""
+    missing = pool.missing_kinds(study)
+    if not missing:
+        return [], None
+    formats = [fmt for fmt, kinds in FORMAT_KINDS.items() if set(kinds) & set(missing)]
+    return formats, pool.no_codebook_words(study)
+
+
 FIELD_FORMATS = {"file": FILE_FORMATS, "mapping": ("csv_file", "jsonl_file"),
                  "search_query": ("arxiv_api",), "oai_set": ("arxiv_oai",),
                  "repository": ("github",), "since": ("arxiv_oai", "github")}
@@ -217,6 +233,8 @@ def import_page(request, slug):
         run.format_label = FORMAT_LABELS.get(run.params.get("format"), run.params.get("format"))
         run.screening_words = [(form.fields[key].label if key in form.fields else key, value)
                                for key, value in run.screening.items() if value]
+    unpoolable, unpoolable_words = unpoolable_formats(study)
     return render(request, "coding/import.html", {
         "study": study, "form": form, "flow": flow, "rules": pool.RULES,
+        "unpoolable": unpoolable, "unpoolable_words": unpoolable_words,
     })

@@ -1,6 +1,7 @@
 """Imports into a study's pool: screening, counts for the screening flow, idempotence."""
 
 import json
+import re
 
 import pytest
 
@@ -184,3 +185,99 @@ def test_the_api_does_not_let_an_owner_write_files_on_the_server(alpha, people, 
         content_type="application/json")
     assert refused.status_code == 400
     assert "administrator" in refused.json()["source"]["save_to"]
+
+
+# --- every record read is counted once (issue 35, finding 5) ------------------------
+
+THREADS = "tests/ingest/fixtures/github/threads.jsonl"
+
+
+def started_by_olive(people):
+    return Job.objects.create(kind="import_to_study", created_by=people["olive"])
+
+
+def test_a_good_a_broken_and_a_strict_run_add_up_to_what_was_read(alpha, people, snapshot_file):
+    """A good file, a broken file (a duplicate and a bad line) and the broken file again
+    in strict mode: the flow's lines sum to the records read, and the strict run that
+    stopped keeps its counts (it used to show Read 0 / Failed 0)."""
+    from coding.models import ImportRun
+    from ingest.load import StrictModeError
+
+    run(alpha, snapshot_file())
+    broken = snapshot_file(rows=[*PAPERS, PAPERS[0]], extra_lines=['{"id": "2599.1', ""])
+    run(alpha, broken)
+    with pytest.raises(StrictModeError):
+        pool.import_into_study(alpha, {"format": "arxiv_snapshot_file", "path": broken,
+                                       "strict": True},
+                               pool.Screening(), job=started_by_olive(people))
+    strict = ImportRun.objects.filter(study=alpha).latest("created_at")
+    assert strict.status == ImportRun.Status.FAILED and "first bad record" in strict.error
+    assert (strict.counts["read"], strict.counts["failed"]) == (6, 1)
+    assert sum(pool.accounted_for(strict.counts).values()) == 6
+
+    flow = pool.screening_flow(alpha)
+    totals = flow["totals"]
+    assert totals["read"] == 4 + 6 + 6
+    assert sum(totals[key] for key in pool.FLOW) == totals["read"] and totals["adds_up"]
+    assert (totals["added_to_pool"], totals["already_in_pool"], totals["duplicates"],
+            totals["failed"]) == (4, 4 + 4, 1 + 1, 1 + 1)
+    assert [r.adds_up for r in flow["runs"]] == [True, True, True]
+    assert [r.shown_status for r in flow["runs"]] == ["done", "done", "failed"]
+    assert flow["runs"][2].started_by == people["olive"]
+    assert flow["runs"][2].file_name == broken.rsplit("/", 1)[1]
+
+
+def test_the_imports_table_names_each_run_its_file_starter_and_status(
+        alpha, people, client_for, snapshot_file):
+    from ingest.load import StrictModeError
+
+    broken = snapshot_file(extra_lines=["not json"])
+    with pytest.raises(StrictModeError):
+        pool.import_into_study(alpha, {"format": "arxiv_snapshot_file", "path": broken,
+                                       "strict": True},
+                               pool.Screening(), job=started_by_olive(people))
+    olive = client_for(people["olive"])
+    page = olive.get(f"/studies/{alpha.slug}/import/").content.decode()
+    table = page[page.index('id="import-runs"'):]
+    row = table[table.index("<tbody>"):table.index("</tr>", table.index("<tbody>"))]
+    assert broken.rsplit("/", 1)[1] in row and "olive" in row and "failed" in row
+    cells = [c.split("</td>")[0].strip() for c in re.split(r"<td[^>]*>", row)[1:]]
+    # read, added, already in the pool, excluded, duplicates, failed, no codebook
+    assert cells[6:13] == ["5", "4", "0", "0", "0", "1", "0"]
+    flow = olive.get(f"/api/studies/{alpha.slug}/screening/").json()
+    [imported] = flow["imports"]
+    assert (imported["status"], imported["started_by"], imported["adds_up"]) == (
+        "failed", "olive", True)
+    assert imported["counts"]["read"] == 5 and flow["totals"]["adds_up"] is True
+
+
+def test_threads_for_a_study_without_a_thread_codebook_are_counted_and_warned_of(
+        alpha, people, client_for):
+    """A study with a paper codebook only: an import of threads says, before and after,
+    that they go nowhere (it used to end "0 added, 0 failed" with an empty log)."""
+    olive = client_for(people["olive"])
+    page = olive.get(f"/studies/{alpha.slug}/import/").content.decode()
+    warning = page[page.index('id="no-codebook-warning"'):].split("</p>")[0]
+    assert "no codebook for threads" in warning
+    assert "github_file" in warning and "arxiv_snapshot_file" not in warning
+
+    job = started_by_olive(people)
+    counts = pool.import_into_study(alpha, {"format": "github_file", "path": THREADS},
+                                    pool.Screening(), job=job)
+    assert (counts["read"], counts["no_codebook"], counts["added_to_pool"]) == (3, 3, 0)
+    assert sum(pool.accounted_for(counts).values()) == counts["read"]
+    [event] = job.events.filter(level="warning")
+    assert "3 documents did not join the pool" in event.message
+    assert "no codebook for threads" in event.message
+    assert olive.get(f"/api/studies/{alpha.slug}/screening/").json()["missing_codebooks"] == [
+        "thread"]
+
+
+def test_a_deletion_is_counted_and_never_joins_the_pool(alpha):
+    from ingest.load import import_records
+    from ingest.records import Deletion
+
+    adder = pool.PoolAdder(alpha)
+    counts = import_records([Deletion("arxiv", "2599.77777", "2025-09-15")], on_batch=adder)
+    assert (counts["read"], counts["deletions"]) == (1, 1)
+    assert adder.counts["added_to_pool"] == adder.counts["already_in_pool"] == 0
