@@ -66,9 +66,15 @@ class PlanForm(forms.Form):
         return {**PLAN_DEFAULTS, **data}
 
 
-def document(study, report, plan_inputs=None, language=None):
+def document(study, report, plan_inputs=None, language=None, *, new_codings=0):
     """Everything the page, the API and the command show, as plain JSON values; `text`,
-    the block for a paper, in `language` (paper_text; default English)."""
+    the block for a paper, in `language` (paper_text; default English).
+
+    The block is written only from a report that exists and is current: `new_codings`
+    is how many independent codings arrived after a stored report was computed (0 for one
+    computed now). Otherwise `text` is None and `text_withheld` says why; `freshness`
+    holds when the figures were computed, how many codings came since, and the last
+    computation's failure when it failed after them (snapshots.last_failure)."""
     inputs = {**PLAN_DEFAULTS, **(plan_inputs or {})}
     sample = describe_sample(study)
     main = report["rounds"]["main"]
@@ -82,8 +88,32 @@ def document(study, report, plan_inputs=None, language=None):
               "against_decisions_rule": _(AGAINST_DECISIONS_RULE),
               "rounds": report["rounds"], "planning": planning}
     result["language"] = language or TEXT_LANGUAGE
-    result["text"] = paper_text(result, study, result["language"])
+    computed = report["computed_at"] is not None
+    result["freshness"] = {
+        "computed_at": report["computed_at"], "new_codings": new_codings,
+        "current": computed and not new_codings,
+        "last_failure": snapshots.last_failure(study, report["computed_at"])}
+    result["text"], result["text_withheld"] = None, text_withheld(report, new_codings)
+    if result["text_withheld"] is None:
+        result["text"] = paper_text(result, study, result["language"])
     return result
+
+
+def text_withheld(report, new_codings):
+    """Why there is no block for a paper, or None when it can be written."""
+    if report["computed_at"] is None:
+        return _("The methods text is written from a computed agreement report, and none has "
+                 "been computed yet: recompute first.")
+    if not report["n_codings"]:
+        return _("No independent coding had been submitted when these figures were "
+                 "computed: the methods text has nothing to report yet.")
+    if new_codings:
+        return ngettext(
+            "%(n)s independent coding arrived after these figures were computed: recompute, "
+            "and the methods text will count it.",
+            "%(n)s independent codings arrived after these figures were computed: recompute, "
+            "and the methods text will count them.", new_codings) % {"n": f"{new_codings:,}"}
+    return None
 
 
 def describe_sample(study):
@@ -527,12 +557,15 @@ def _current(study, plan_inputs=None, language=None):
     """(the document of the newest snapshots, their marks: see snapshot_marks)."""
     snapshots.run_waiting(study)
     marks = snapshot_marks(study)
-    return document(study, _stored_report(study, marks), plan_inputs, language), marks
+    return document(study, _stored_report(study, marks), plan_inputs, language,
+                    new_codings=snapshots.new_codings(study)), marks
 
 
 def paper_texts(study, doc):
     """The block for a paper in every language, the reader's first (the page offers each
     with its own copy button): [{code, name, text, first}]."""
+    if doc["text"] is None:
+        return []
     reader = get_language()
     order = sorted(TEXT_LANGUAGES, key=lambda code: code != reader)
     titles = question_titles(doc, study)
@@ -565,7 +598,7 @@ def dashboard(study, plan_inputs=None):
     return {"doc": doc, "rounds_html": mark_safe(html), "paper_texts": paper_texts(study, doc),
             "share_source": share_source_words(doc["planning"]["share_source"]),
             "job": snapshots.waiting_job(study),
-            "new_codings": snapshots.new_codings(study),
+            "new_codings": doc["freshness"]["new_codings"],
             "snapshot_every": snapshots.snapshot_every()}
 
 

@@ -89,6 +89,20 @@ def waiting_job(study):
     return Job.objects.filter(alive, kind=KIND, params__study=study.pk).order_by("-id").first()
 
 
+def last_failure(study, computed_at=None):
+    """The newest agreement job of the study when it failed after the figures shown were
+    computed (`computed_at`, ISO 8601, or None when none were): {at, error}, else None.
+    The page then says the figures are older than the failed try, not that there are none."""
+    job = (Job.objects.filter(kind=KIND, params__study=study.pk).order_by("-id")
+           .only("status", "finished_at", "error").first())
+    if job is None or job.status != Job.Status.FAILED:
+        return None
+    at = job.finished_at
+    if computed_at and at and at.isoformat() <= computed_at:
+        return None
+    return {"at": at.isoformat() if at else None, "error": job.error[:300]}
+
+
 def run_waiting(study):
     """Where tasks run in-process, run the study's waiting agreement job (see above)."""
     job = waiting_job(study)

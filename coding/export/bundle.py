@@ -37,7 +37,8 @@ from coding.export.fields import (
     wide_fields, withheld_item_columns,
 )
 from coding.export.writers import WRITERS
-from coding.models import Coding, Decision, Item, RaterCoding
+from coding.agreement import snapshots
+from coding.models import AgreementSnapshot, Coding, Decision, Item, RaterCoding
 from coding.models.reliability import SampleDraw
 
 SHAPES = ("wide", "long", "decisions", "items", "reliability", "inclusion", "evidence")
@@ -146,7 +147,8 @@ def build_bundle(study, out_path, *, shapes, fmt, include_mapping=False, report=
         (tmp / "datapackage.json").write_text(datapackage, encoding="utf-8")
         (tmp / "README.md").write_text(
             readme(study, shapes, fmt, include_mapping, resources,
-                   blinding_note(study, roles, shapes, withheld), facts()), encoding="utf-8")
+                   blinding_note(study, roles, shapes, withheld), facts(), roles),
+            encoding="utf-8")
         files |= {"datapackage.json", "README.md"}
         sums = "".join(f"{sha256(tmp / f)}  {f}\n" for f in sorted(files))
         (tmp / "SHA256SUMS").write_text(sums, encoding="utf-8")
@@ -272,7 +274,35 @@ def provenance(study):
              .values_list("record", flat=True)]
     return {"data_as_of": data_as_of, "methods": methods, "kinds": kinds,
             "codings": codings["count"], "independent": rows.independent_count(study),
-            "draws": draws, "sample": pseudonymised_draw(study.reliability_sample, drawers)}
+            "draws": draws, "sample": pseudonymised_draw(study.reliability_sample, drawers),
+            "agreement": agreement_freshness(study)}
+
+
+def agreement_freshness(study):
+    """When the agreement figures the reliability table holds were computed (the newest
+    snapshot), and how many independent codings came after them."""
+    computed_at = AgreementSnapshot.objects.filter(study=study).aggregate(
+        at=Max("created_at"))["at"]
+    return {"computed_at": computed_at,
+            "new_codings": snapshots.new_codings(study) if computed_at else None}
+
+
+def reliability_line(agreement, roles=None):
+    """The README's line on the reliability table: whether it is empty, or how current."""
+    if roles is not None and not set(roles) & analysis_tables.SEES_AGREEMENT:
+        return ("- Reliability table: empty: agreement figures are for owners, adjudicators "
+                "and viewers, not for whoever asked for this bundle.")
+    if agreement["computed_at"] is None:
+        return ("- Reliability table: empty: no agreement report had been computed when this "
+                "was exported. Recompute on the agreement page (or run `agreement_report "
+                "<study> --save`), then export again.")
+    at = agreement["computed_at"].isoformat()
+    if agreement["new_codings"]:
+        return (f"- Reliability table: the agreement snapshot of {at}; "
+                f"{agreement['new_codings']} independent codings came after it and are not "
+                "in its figures (recompute, then export again to count them).")
+    return (f"- Reliability table: the agreement snapshot of {at}, which counts every "
+            "independent coding.")
 
 
 def drawer_names(study):
@@ -306,7 +336,8 @@ def earlier_draws(draws, in_force):
             + "; ".join(json.dumps(record, sort_keys=True) for record in earlier) + "."]
 
 
-def readme(study, shapes, fmt, include_mapping, resources, blinding=(), facts=None):
+def readme(study, shapes, fmt, include_mapping, resources, blinding=(), facts=None,
+           roles=None):
     facts = facts or provenance(study)
     data_as_of, methods, kinds = facts["data_as_of"], facts["methods"], facts["kinds"]
     lines = [
@@ -329,6 +360,7 @@ def readme(study, shapes, fmt, include_mapping, resources, blinding=(), facts=No
         + (f"; sample drawn: {json.dumps(facts['sample'], sort_keys=True)}."
            if study.reliability_sample else "; every item is in it."),
         *earlier_draws(facts["draws"], facts["sample"]),
+        *([reliability_line(facts["agreement"], roles)] if "reliability" in shapes else []),
         "", "## Blinded fields", "", *blinding,
         "", "## Files", "",
         "| file | rows | sha256 |", "|---|---|---|",

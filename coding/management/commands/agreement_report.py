@@ -51,7 +51,7 @@ class Command(BaseCommand):
             return
         with translation.override(language):  # the plan and its warnings in it too
             doc = document(found, report, form.inputs(), language)
-            self.stdout.write(doc["text"])
+            self.stdout.write(doc["text"] or doc["text_withheld"] + "\n")
             self.stdout.write(_plan(doc["planning"]))
 
 

@@ -82,3 +82,92 @@ def test_a_one_coder_study_is_told_that_agreement_needs_two_coders(alpha, people
     snapshots.take_snapshot(alpha)
     page = client_for(people["olive"]).get(f"/studies/{alpha.slug}/agreement/")
     assert "agreement needs at least two coders on the same items" in page.content.decode()
+
+
+# --- the page, the API and the export tell the truth about the figures (issue 35, 1) --
+
+def code_pairs(study, people, papers, pairs):
+    for item, (mine, theirs) in zip(papers, pairs):
+        factories.code(item, people["cora"], size_b=mine)
+        factories.code(item, people["cyril"], size_b=theirs)
+
+
+def fail_the_agreement_job(study, monkeypatch):
+    from coding.agreement import reliability
+    from workbench import jobs
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the report could not be computed")
+
+    monkeypatch.setattr(snapshots, "study_report", broken)
+    job = snapshots.recompute(study)
+    jobs.run(job.pk)
+    job.refresh_from_db()
+    assert job.status == "failed"
+    monkeypatch.setattr(snapshots, "study_report", reliability.study_report)
+    return job
+
+
+def test_a_failed_computation_leaves_the_page_saying_so_and_no_methods_text(
+        alpha, people, client_for, monkeypatch):
+    """It said "No independent codings in this round" beside "12 so far", and a methods
+    text counting 0 items coded by two coders, after the job failed."""
+    code_pairs(alpha, people, alpha.papers, [(1, 2), (3, 3), (4, 4)])
+    fail_the_agreement_job(alpha, monkeypatch)
+    olive = client_for(people["olive"])
+    page = olive.get(f"/studies/{alpha.slug}/agreement/").content.decode()
+    failed = page[page.index('id="agreement-failed"'):].split("</p>")[0]
+    assert "The last computation failed at" in failed and "no figures have been computed" in failed
+    assert 'id="paper-text-withheld"' in page and "none has been computed yet" in page
+    assert 'class="paper"' not in page and "So far 0 items" not in page
+    doc = olive.get(f"/api/studies/{alpha.slug}/agreement/").json()
+    assert doc["text"] is None and doc["freshness"]["last_failure"]["at"]
+    assert doc["freshness"]["current"] is False
+
+    snapshots.take_snapshot(alpha, force=True)  # a later computation that works
+    fail_the_agreement_job(alpha, monkeypatch)  # and a failed one after it
+    page = olive.get(f"/studies/{alpha.slug}/agreement/").content.decode()
+    failed = page[page.index('id="agreement-failed"'):].split("</p>")[0]
+    assert "the figures below are from" in failed
+    doc = olive.get(f"/api/studies/{alpha.slug}/agreement/").json()
+    assert doc["text"].startswith("Reliability.") and "3 items" in doc["text"]
+
+
+def test_the_methods_text_waits_for_a_report_that_counts_every_coding(
+        alpha, people, client_for):
+    papers = alpha.papers + [factories.paper_item(alpha, alpha.paper_codebook, 3)]
+    code_pairs(alpha, people, papers[:3], [(1, 2), (3, 3), (4, 4)])
+    snapshots.take_snapshot(alpha)
+    olive = client_for(people["olive"])
+    assert olive.get(f"/api/studies/{alpha.slug}/agreement/").json()["text"]
+    code_pairs(alpha, people, papers[3:], [(5, 5)])
+    doc = olive.get(f"/api/studies/{alpha.slug}/agreement/").json()
+    assert doc["text"] is None and doc["freshness"]["new_codings"] == 2
+    assert doc["text_withheld"].startswith("2 independent codings arrived after")
+    snapshots.take_snapshot(alpha)
+    doc = olive.get(f"/api/studies/{alpha.slug}/agreement/").json()
+    assert doc["freshness"]["current"] and "4 items" in doc["text"]
+
+
+def test_the_export_readme_says_why_the_reliability_table_is_empty(alpha, people, tmp_path):
+    import zipfile
+
+    from coding.export.bundle import build_bundle
+    from coding.models import Role
+
+    code_pairs(alpha, people, alpha.papers, [(1, 2), (3, 3)])
+    path = tmp_path / "bundle.zip"
+
+    def readme(roles):
+        build_bundle(alpha, path, shapes=["wide", "reliability"], fmt="csv", roles=roles)
+        with zipfile.ZipFile(path) as bundle:
+            return bundle.read("README.md").decode(), bundle.read("reliability.csv").decode()
+
+    text, table = readme({Role.OWNER})
+    assert table.count("\n") == 1  # the header alone
+    assert "Reliability table: empty: no agreement report had been computed" in text
+    snapshots.take_snapshot(alpha)
+    text, table = readme({Role.OWNER})
+    assert table.count("\n") > 1 and "which counts every independent coding" in text
+    text, table = readme({Role.CODER})
+    assert "Reliability table: empty: agreement figures are for owners" in text
