@@ -105,24 +105,39 @@ def review_item(request, slug, item_id):
     item = get_object_or_404(study.items.alive().select_related("snapshot", "codebook", "document"),
                              pk=item_id)
     questions = adjudication.questions_of(item)
-    errors = {}
+    errors, left_open = {}, []
     if request.method == "POST":
         # All of the form's decisions or none: a refused page comes back with every choice
         # kept, and posting it again must not record the accepted ones twice.
         with transaction.atomic():
-            errors = record_decisions(item, questions, request)
-            if errors:
+            errors, recorded = record_decisions(item, questions, request)
+            # Deciding some questions and leaving others open is asked first: the page
+            # comes back with the choices kept, naming what would stay open, and its
+            # confirm button posts them again with `partial`.
+            if not errors and recorded and not request.POST.get("partial"):
+                left_open = still_open(item, questions)
+            if errors or left_open:
                 transaction.set_rollback(True)
-        if not errors:
+        if not errors and not left_open:
             return redirect(next_review_url(study, item, request))
     context = review_context(study, item, questions, errors, request)
+    context["left_open"] = left_open
     return render(request, "coding/review_item.html", context, status=400 if errors else 200)
 
 
+def still_open(item, questions):
+    """The item's questions its stored disagreements still hold open, in codebook order:
+    the review list's own open set for the item."""
+    keys = set(item.disagreements.filter(decided=False)
+               .values_list("question_key", flat=True))
+    return [q for q in questions if q.key in keys]
+
+
 def record_decisions(item, questions, request):
-    """Decide each question the form chose a value for; errors keyed by question."""
+    """Decide each question the form chose a value for: (errors keyed by question, how
+    many were recorded)."""
     others = parse_form_answers(item.codebook.current_version(), request.POST)
-    errors = {}
+    errors, recorded = {}, 0
     for question in questions:
         choice = request.POST.get(f"d-{question.key}", "")
         if not choice:
@@ -138,12 +153,13 @@ def record_decisions(item, questions, request):
         try:
             adjudication.decide(item, question.key, value, request.user,
                                 request.POST.get(f"why-{question.key}", ""))
+            recorded += 1
         except ValidationError as error:
             errors.update(error.message_dict)
         except PermissionDenied as error:
             errors["__all__"] = [str(error)]
             break
-    return errors
+    return errors, recorded
 
 
 def next_review_url(study, item, request):

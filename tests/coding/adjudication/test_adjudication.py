@@ -230,7 +230,8 @@ def test_review_page_takes_another_value_with_its_rationale(split, people, clien
     url = f"/studies/{split.slug}/review/{split.papers[0].pk}/"
     refused = ada.post(url, {"d-scope": "other", "q-scope": "embedded"})
     assert refused.status_code == 400 and "needs a rationale" in refused.content.decode()
-    ada.post(url, {"d-scope": "other", "q-scope": "embedded", "why-scope": "Only for code tasks."})
+    ada.post(url, {"d-scope": "other", "q-scope": "embedded", "why-scope": "Only for code tasks.",
+                   "partial": "1"})  # confirmed: label stays open
     decision = current(split.papers[0], "scope")
     assert (decision.value, decision.rationale) == ("embedded", "Only for code tasks.")
 

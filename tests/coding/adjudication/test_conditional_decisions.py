@@ -141,3 +141,30 @@ def test_the_review_page_says_which_question_waits_on_its_parents_decision(
         f"/studies/{split.slug}/review/{split.item.pk}/").content.decode()
     assert page.count("Waits for a decision") == 1  # where; how_bad waits on where, undecided
     assert "was decided as <span title=\"observed\">Observed</span>" in page
+
+
+def test_recording_a_partial_decision_asks_first_and_records_on_confirming(
+        split, people, client_for):
+    """Enter recorded the parent alone, without a word, and the child stayed open."""
+    ada = client_for(people["ada"])
+    url = f"/studies/{split.slug}/review/{split.item.pk}/"
+    asked = ada.post(url, {"d-failure": '"observed"'})
+    page = asked.content.decode()
+    assert asked.status_code == 200 and 'id="partial-confirm"' in page
+    box = page[page.index('id="partial-confirm"'):].split("</div>")[0]
+    assert "these 2 questions would stay open" in box
+    assert "Where is it observed?" in box and "Does training diverge?" in box
+    assert 'value="&quot;observed&quot;" checked' in page  # the choice is kept
+    assert not Decision.objects.filter(item=split.item).exists()  # nothing yet
+    assert open_questions(split) == {"failure", "where", "how_bad"}
+
+    confirmed = ada.post(url, {"d-failure": '"observed"', "partial": "1"})
+    assert confirmed.status_code == 302
+    assert open_questions(split) == {"where", "how_bad"}
+
+
+def test_a_decision_that_closes_every_question_needs_no_asking(split, people, client_for):
+    """Deciding the parent as ruling the children out leaves nothing open: no question."""
+    decided = client_for(people["ada"]).post(f"/studies/{split.slug}/review/{split.item.pk}/",
+                                             {"d-failure": '"discussed"'})
+    assert decided.status_code == 302 and open_questions(split) == set()

@@ -193,7 +193,8 @@ def queries(client, url):
 def test_deciding_on_the_review_page_opens_the_next_open_item(split, people, client_for):
     ada = client_for(people["ada"])
     first = adjudication.disagreements(split)[0].item
-    response = ada.post(f"/studies/{split.slug}/review/{first.pk}/", {"d-label": '"analysis"'})
+    response = ada.post(f"/studies/{split.slug}/review/{first.pk}/",
+                        {"d-label": '"analysis"', "partial": "1"})
     assert response.status_code == 302
     following = int(response["Location"].rstrip("/").split("/")[-1])
     open_items = {r.item.pk for r in adjudication.disagreements(split)}
