@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 TEST_WORKERS ?= -n auto --maxprocesses=4 --dist loadfile
 AXE := tests/browser/axe/node_modules/axe-core/axe.min.js
 
-.PHONY: run test test-fast migrate demo install clean axe messages
+.PHONY: run test test-fast migrate demo install clean axe messages workflow-search
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed; set PYTHON=python3.11")'
@@ -68,6 +68,15 @@ test-fast: $(VENV)/.installed-dev
 	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-tests-only-not-a-secret} \
 	WORKBENCH_VAR_DIR=$${WORKBENCH_VAR_DIR:-var/test} \
 	  $(BIN)/python -m pytest -m "not browser" $(TEST_WORKERS) $(PYTEST_ARGS)
+
+# A longer search of the whole-workflow property test than make test's (random seeds).
+WORKFLOW_EXAMPLES ?= 300
+workflow-search: $(VENV)/.installed-dev
+	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-tests-only-not-a-secret} \
+	WORKBENCH_VAR_DIR=$${WORKBENCH_VAR_DIR:-var/test} WORKFLOW_SEARCH=1 \
+	WORKFLOW_EXAMPLES=$(WORKFLOW_EXAMPLES) \
+	  $(BIN)/python -m pytest tests/test_workflow_properties.py -p no:xdist \
+	  --hypothesis-show-statistics -q $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) var build *.egg-info

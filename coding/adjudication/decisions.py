@@ -220,28 +220,43 @@ def item_codings(item):
 
 def stored_rows(item, codings, questions, decisions):
     """The StoredDisagreement rows the item has, from its codings and current decisions
-    ({question key: Decision}): unsaved, one per question whose independent answers differ."""
+    ({question key: Decision}): unsaved, one per question whose independent answers differ,
+    and one per question that waits (`waiting`)."""
     if len(codings.independent) < 2:
         return []
     last = max(c.submitted_at for c in codings.independent.values())
+    waits = waiting(questions, codings, decisions)
     rows = []
     for position, question in enumerate(questions):
-        if not question.is_adjudicated:
-            continue
         groups = group_answers(codings.independent, question)
-        if len(groups) < 2:
+        if question.key not in waits and (len(groups) < 2 or not question.is_adjudicated):
             continue
         decision = decisions.get(question.key)
         tokens = [str(v) for value, _ in groups for v in (value if isinstance(value, list) else [value])]
-        rows.append(StoredDisagreement(
+        row = StoredDisagreement(
             study_id=item.study_id, item=item, question_key=question.key, position=position,
             groups=[[value, [c.pk for c in coders]] for value, coders in groups],
             group_count=len(groups),
             coder_ids="," + ",".join(str(c.pk) for _, coders in groups for c in coders) + ",",
             answer_tokens="|" + "|".join(tokens) + "|", last_coded=last,
             in_discussion=item.discussion_opened_at is not None,
-            decision=decision, decided=decided(decision)))
+            decision=decision, decided=decided(decision))
+        row.waits = question.key in waits
+        rows.append(row)
     return rows
+
+
+def waiting(questions, codings, decisions):
+    """Keys of the questions no coder was shown (every answer not applicable) that may
+    apply after all: their condition names a question still undecided, or one decided so
+    that they apply, and they have no decision of their own. Nobody can agree on them, so
+    the review list holds them open (the export says undecided) until the decision on
+    what their condition names rules them out, or the adjudicator decides them. No query."""
+    _, ruled_out = consequences(None, questions, decisions)
+    return {q.key for q in questions
+            if q.show_if and q.key not in ruled_out and not decided(decisions.get(q.key))
+            and [value for value, _ in group_answers(codings.independent, q)]
+            == [NOT_APPLICABLE]}
 
 
 def current_decisions(items):
@@ -443,7 +458,7 @@ def decide(item, question_key, value, user, rationale=""):
     listed = set(StoredDisagreement.objects.filter(item=item)
                  .values_list("question_key", flat=True))
     _store(item, [row for row in stored_rows(item, codings, questions, current)
-                  if row.question_key in listed], stored=bool(listed))
+                  if row.question_key in listed or row.waits], stored=bool(listed))
     return decision
 
 

@@ -200,13 +200,17 @@ def review_context(study, item, questions, errors, request):
     posted = request.POST if request.method == "POST" else {}
     others = parse_form_answers(item.codebook.current_version(), posted) if posted else {}
     rows, by_key = [], {q.key: q for q in questions}
+    # Questions no coder was shown that may apply after all wait on the list too, with
+    # only "another value" to choose (adjudication.waiting).
+    waits = adjudication.waiting(questions, codings, decisions)
     for question in questions:
         groups = adjudication.group_answers(codings.independent, question)
         question.answer = others.get(question.key)
         question.answers = question.answer if isinstance(question.answer, list) else [question.answer]
         question.option_values = [o.value for o in question.options.all()]
         rows.append({
-            "question": question, "groups": groups, "differs": len(groups) > 1,
+            "question": question, "groups": groups,
+            "differs": len(groups) > 1 or question.key in waits,
             "choices": [(json.dumps(value), value, group) for value, group in groups
                         if value not in (adjudication.NOT_APPLICABLE, adjudication.MISSING)],
             "cells": [adjudication.answer(codings.independent[c], question) for c in coders],

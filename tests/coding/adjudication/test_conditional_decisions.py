@@ -168,3 +168,44 @@ def test_a_decision_that_closes_every_question_needs_no_asking(split, people, cl
     decided = client_for(people["ada"]).post(f"/studies/{split.slug}/review/{split.item.pk}/",
                                              {"d-failure": '"discussed"'})
     assert decided.status_code == 302 and open_questions(split) == set()
+
+
+@pytest.fixture
+def nobody_saw_the_grandchild(people):
+    """Cora: observed, in evaluation (so how_bad was never hers); Cyril: only discussed.
+    No coder was shown how_bad, yet a decision on where can make it apply."""
+    study = factories.study("A second study", owner=people["olive"], overlap=2)
+    for name in ("olive", "cora", "cyril", "ada"):
+        factories.member(study, people[name], people["names"][name])
+    item = factories.paper_item(study, factories.codebook(study, CODEBOOK), 1)
+    record_coding(queue.assign(item, people["cora"]),
+                  {"failure": "observed", "where": "evaluation"})
+    record_coding(queue.assign(item, people["cyril"]), {"failure": "discussed"})
+    study.item = item
+    return study
+
+
+def test_a_question_no_coder_saw_waits_in_the_list_until_its_condition_is_decided(
+        nobody_saw_the_grandchild, people, tmp_path, client_for):
+    """Found by the workflow property test: how_bad, shown to nobody, stayed undecided in
+    the export for ever once where was decided as training, and was never in the list."""
+    study = nobody_saw_the_grandchild
+    assert open_questions(study) == {"failure", "where", "how_bad"} == \
+        undecided_in_export(study, tmp_path)
+    decide(study.item, "failure", "observed", people["ada"])
+    decide(study.item, "where", "training", people["ada"], rationale="Figure 3.")
+    assert open_questions(study) == {"how_bad"} == undecided_in_export(study, tmp_path)
+    page = client_for(people["ada"]).get(f"/studies/{study.slug}/review/{study.item.pk}/")
+    form = page.content.decode().split('id="review-form"')[1]
+    assert 'id="question-how_bad"' in form and "Waits for a decision" in form
+    decide(study.item, "how_bad", "no", people["ada"], rationale="Training is stable.")
+    assert open_questions(study) == set() == undecided_in_export(study, tmp_path)
+
+
+def test_a_question_no_coder_saw_closes_when_its_condition_rules_it_out(
+        nobody_saw_the_grandchild, people, tmp_path):
+    study = nobody_saw_the_grandchild
+    decide(study.item, "failure", "observed", people["ada"])
+    decide(study.item, "where", "evaluation", people["ada"])
+    assert open_questions(study) == set() == undecided_in_export(study, tmp_path)
+    assert final_row(study, tmp_path)["how_bad__status"] == "not_applicable"

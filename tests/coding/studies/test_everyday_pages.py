@@ -188,5 +188,6 @@ def test_the_adjudicator_sees_their_decisions_of_today(split, people, client_for
     ada = client_for(people["ada"])
     url = f"/studies/{split.slug}/review/"
     assert "You recorded 0 decisions today." in ada.get(url).content.decode()
-    ada.post(f"{url}{split.papers[0].pk}/", {"d-label": json.dumps("analysis")})
+    ada.post(f"{url}{split.papers[0].pk}/", {"d-label": json.dumps("analysis"),
+                                             "partial": "1"})  # the other question stays open
     assert "You recorded 1 decision today." in ada.get(url).content.decode()
