@@ -29,7 +29,8 @@ RELIABILITY_FIELDS = [
       "position); empty for the rest."),
     s("level", "Alpha's level of measurement: nominal, ordinal, interval, ratio, masi, or "
       "mixed (numbers and special answers)."),
-    Field("value", "number", "The figure on all units (empty where undefined)."),
+    Field("value", "number", "The figure on all units (empty where undefined: see "
+          "undefined)."),
     Field("low", "number", "Lower bound of its 95% percentile bootstrap interval over units."),
     Field("high", "number", "Upper bound of that interval."),
     Field("units", "integer", "Units coded by two or more coders (two-coder figures: by both)."),
@@ -49,6 +50,8 @@ RELIABILITY_FIELDS = [
     Field("flag", "boolean", "Drift only: the lower bound is below .667 on 10 or more "
           "units (the agreement page's flag)."),
     s("computed_at", "When the snapshot these figures come from was taken (UTC, ISO 8601)."),
+    s("undefined", "Why the figure has no value for these data (one category, one coder, no "
+      "unit coded twice …), as the agreement page says it; empty when it has one."),
 ]
 
 INCLUSION_FIELDS = [
@@ -92,6 +95,16 @@ def reliability_batches(study, roles):
 
 
 def reliability_rows(report):
+    """The report's figures as rows, each undefined one with its reason."""
+    for row in _figure_rows(report):
+        undefined = row.pop("_why")
+        if row.get("value") is None and row["figure"] != "stuart_maxwell":
+            row["undefined"] = (undefined.get(row["figure"]) or undefined.get("coefficients")
+                                or "not defined for these data")
+        yield row
+
+
+def _figure_rows(report):
     if not report:
         return
     for round, part in report["rounds"].items():
@@ -101,7 +114,7 @@ def reliability_rows(report):
                     continue
                 base = {"round": round, "codebook": book["name"], "question": q["key"],
                         "units": q["units"], "coders": q["coders"],
-                        "computed_at": report["computed_at"]}
+                        "computed_at": report["computed_at"], "_why": q.get("undefined") or {}}
                 yield {**base, "figure": "percent_agreement", "name": "% agreement",
                        "value": q["percent_agreement"]}
                 alpha = q["alpha"]
@@ -144,7 +157,7 @@ def _drift_rows(base, q):
                        "coder": c["coder"], "window": window, "window_number": p["window"] + 1,
                        "window_from": (w.get("from") or "")[:10] or None,
                        "window_to": (w.get("to") or "")[:10] or None, "flag": p["flag"],
-                       **_bounds(p)}
+                       "value": p["alpha"], "low": p["low"], "high": p["high"]}
 
 
 def _bounds(figure):

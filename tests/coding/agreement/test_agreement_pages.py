@@ -237,6 +237,11 @@ def test_calendar_drift_reaches_page_chart_api_and_export(alpha, people, client_
         ("cyril", "4"), ("cyril", "5")}
     assert {r["window_from"] for r in rows} == {
         "2026-01-05", "2026-01-12", "2026-01-19", "2026-01-26", "2026-02-02"}
+    # Each point's alpha is the page's (the export once left every drift value empty).
+    page_points = {(c["coder"], str(p["window"] + 1)): p["alpha"] for c in drift["coders"]
+                   for p in c["points"]}
+    assert {(r["coder"], r["window_number"]): float(r["value"]) if r["value"] else None
+            for r in rows} == page_points
 
 
 @pytest.mark.worker

@@ -171,3 +171,26 @@ def test_the_export_readme_says_why_the_reliability_table_is_empty(alpha, people
     assert table.count("\n") > 1 and "which counts every independent coding" in text
     text, table = readme({Role.CODER})
     assert "Reliability table: empty: agreement figures are for owners" in text
+
+
+def test_an_undefined_figure_is_exported_with_its_reason(alpha, people, tmp_path):
+    """Every coder gave one and the same answer: alpha has no value, and the export says
+    why instead of leaving an empty cell to be read as zero or as a bug."""
+    import zipfile
+
+    import pandas as pd
+
+    from coding.export.bundle import build_bundle
+    from coding.models import Role
+
+    code_pairs(alpha, people, alpha.papers, [(7, 7), (7, 7), (7, 7)])
+    snapshots.take_snapshot(alpha)
+    path = tmp_path / "bundle.zip"
+    build_bundle(alpha, path, shapes=["reliability"], fmt="csv", roles={Role.OWNER})
+    with zipfile.ZipFile(path) as bundle, bundle.open("reliability.csv") as table:
+        rows = pd.read_csv(table)
+    alpha_row = rows[(rows.question == "size_b") & (rows.figure == "alpha")].iloc[0]
+    assert pd.isna(alpha_row["value"]) and isinstance(alpha_row["undefined"], str)
+    assert alpha_row["undefined"]
+    defined = rows[rows.value.notna()]
+    assert defined["undefined"].isna().all()
