@@ -27,7 +27,7 @@ from contextlib import contextmanager
 import pytest
 from django.db import transaction
 from django.test import Client
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 
 from coding.adjudication import decisions as adjudication
@@ -367,6 +367,19 @@ def no_decision_value_is_nan(study):
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                  HealthCheck.data_too_large],
           print_blob=True)
+@example(flow={  # found by a longer search: a grandchild of a question ruled out unanimously
+    "spec": {"name": "Generated codebook", "applies_to": "paper", "questions": [
+        {"key": "q0", "text": "Invented question 0?", "kind": "yes_no", "required": True},
+        {"key": "q1", "text": "Invented question 1?", "kind": "single", "required": False,
+         "options": [{"value": "o0", "label": "Option 0"}, {"value": "o1", "label": "Option 1"}],
+         "show_if": {"question": "q0", "in": ["yes"]}},
+        {"key": "q2", "text": "Invented question 2?", "kind": "single", "required": False,
+         "options": [{"value": "o0", "label": "Option 0"}, {"value": "o1", "label": "Option 1"}],
+         "show_if": {"question": "q1", "in": ["o0"]}}]},
+    "coders": 2, "papers": 2, "discussion": False, "duplicates": 0, "bad_lines": 0,
+    "strict": False, "work": [[{"q0": "no"}, {"q0": "yes", "q1": "o0", "q2": "o1"}],
+                              [{"q0": "no"}, {"q0": "no"}]],
+    "quotes": [], "revisions": []})
 @given(flow=workflows())
 def test_a_generated_study_goes_from_import_to_export_without_a_fault(flow, tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("workflow")

@@ -643,22 +643,26 @@ def wide_batches(study, codebook, version):
                            map(list, zip(*chunk))))
         decided = [decided.get(item_id, undecided) for item_id in columns["item_id"]]
         finals, hows = [final for final, _ in decided], [how for _, how in decided]
+        ruled_out = [set() for _ in finals]  # per item, filled in codebook order
         for question_cells in cells:
-            columns.update(question_cells(finals, hows))
+            columns.update(question_cells(finals, hows, ruled_out))
         yield Columns(columns, len(chunk))
 
 
 def _wide_question(question):
-    """A function ([final values of each item], [their methods]) -> this question's
-    columns: its final value (a column per option for multiple choice), __status and
-    __method. Column by column, with the cells that need a closer look (no decision for
-    this question: undecided, or not applicable by its condition) fixed afterwards."""
+    """A function ([final values of each item], [their methods], [each item's questions
+    ruled out so far]) -> this question's columns: its final value (a column per option
+    for multiple choice), __status and __method. Column by column, with the cells that
+    need a closer look (no decision for this question: undecided, or not applicable by
+    its condition, also when what the condition names was itself ruled out without a
+    decision of its own) fixed afterwards; the questions are taken in codebook order, so
+    a parent is ruled out before its children (adjudication.decisions.consequences)."""
     key, kind, show_if = question.key, question.kind, question.show_if
     options = [o.value for o in question.options.all()]
     status_name, method_name = f"{key}__status", f"{key}__method"
     option_names = [f"{key}__{option}" for option in options]
 
-    def columns(finals, hows):
+    def columns(finals, hows, ruled_out):
         values = [final.get(key, _ABSENT) for final in finals]
         methods = [how.get(key) for how in hows]
         statuses = [MISSING if value is None else _ABSENT if value is _ABSENT else ANSWERED
@@ -666,9 +670,14 @@ def _wide_question(question):
         if _ABSENT in statuses:
             for at, status in enumerate(statuses):
                 if status is _ABSENT:
-                    final = finals[at]
-                    statuses[at] = (NOT_APPLICABLE if show_if and show_if["question"] in final
-                                    and not is_shown(question, final) else UNDECIDED)
+                    final, parent = finals[at], show_if and show_if["question"]
+                    # A reopened parent waits for a decision: nothing follows from it yet.
+                    out = parent and (parent in ruled_out[at] or (
+                        parent in final and hows[at].get(parent) != "reopened"
+                        and not is_shown(question, final)))
+                    statuses[at] = NOT_APPLICABLE if out else UNDECIDED
+                    if out:
+                        ruled_out[at].add(key)
                     values[at] = None
         if not {"not_applicable", "reopened", "not_adjudicated"}.isdisjoint(methods):
             # Consequences of a decision on the question the condition names, and answers
@@ -676,6 +685,7 @@ def _wide_question(question):
             for at, method in enumerate(methods):
                 if method == "not_applicable":
                     statuses[at], values[at] = NOT_APPLICABLE, None
+                    ruled_out[at].add(key)
                 elif method == "reopened":
                     statuses[at], values[at], methods[at] = UNDECIDED, None, None
                 elif method == "not_adjudicated":
