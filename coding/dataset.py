@@ -7,7 +7,9 @@ Integers and numbers become nullable Int64 / Float64, booleans nullable boolean,
 datetimes UTC timestamps, and columns with categories pandas categoricals in
 codebook order (ordered where the question's level is ordinal). Empty cells are
 missing values; the `__status` / `status` columns say whether that means "not
-applicable", "missing" or "undecided". Needs only pandas and pyarrow.
+applicable", "missing" or "undecided". Text that the CSV writer guarded against
+spreadsheet formulas (a ' before =, +, -, @ …) comes back as it was. Needs only pandas and
+pyarrow.
 """
 
 import io
@@ -35,6 +37,10 @@ def _read(bundle, resource):
         frame = pd.read_parquet(io.BytesIO(raw))
     elif resource["format"] == "csv":
         frame = pd.read_csv(io.BytesIO(raw), dtype=str, keep_default_na=False, na_values=[""])
+        # The ' the writer put before text a spreadsheet would run as a formula.
+        for f in fields:
+            if f["type"] == "string":
+                frame[f["name"]] = frame[f["name"]].str.replace(r"^'", "", n=1, regex=True)
     else:
         rows = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line]
         frame = pd.DataFrame(rows, columns=[f["name"] for f in fields])

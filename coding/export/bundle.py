@@ -36,7 +36,7 @@ from coding.export.fields import (
     DECISION_FIELDS, EVIDENCE_FIELDS, LONG_FIELDS, NOTE_FIELDS, STATUS_NOTE, item_fields,
     wide_fields, withheld_item_columns,
 )
-from coding.export.writers import WRITERS
+from coding.export.writers import FORMULA_NOTE, WRITERS, neutralised
 from coding.agreement import snapshots
 from coding.models import AgreementSnapshot, Coding, Decision, Item, RaterCoding
 from coding.models.reliability import SampleDraw
@@ -174,6 +174,7 @@ def resource(path, name, fmt, fields, count):
     return {"name": name, "path": path.name, "format": fmt, "mediatype": MEDIA_TYPES[fmt],
             "encoding": "utf-8", "rows": count, "bytes": path.stat().st_size,
             "hash": f"sha256:{sha256(path)}",
+            **({"description": FORMULA_NOTE} if fmt == "csv" else {}),
             "schema": {"fields": [f.schema() for f in fields], "missingValues": [""]}}
 
 
@@ -218,7 +219,8 @@ def mapping_csv(study, names):
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["pseudonym", "username"])
-    writer.writerows(sorted((pseudonym, users[pk]) for pk, pseudonym in names.items()))
+    writer.writerows(sorted((pseudonym, neutralised(users[pk]))
+                            for pk, pseudonym in names.items()))
     return out.getvalue()
 
 
@@ -368,6 +370,7 @@ def readme(study, shapes, fmt, include_mapping, resources, blinding=(), facts=No
         "", "Column meanings, types and categories (in codebook order) are in datapackage.json "
         "(Frictionless Table Schema). SHA256SUMS holds the checksum of every file.", "",
         "## Not applicable and missing", "", STATUS_NOTE, "",
+        *(["## Opening in a spreadsheet", "", FORMULA_NOTE, ""] if fmt == "csv" else []),
         "## Loading", "",
         "```python", "from coding.dataset import load", "tables = load('this-bundle.zip')",
         "tables['long'].head()", "```", "",

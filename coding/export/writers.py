@@ -9,6 +9,7 @@ the run (no timestamps).
 
 import csv
 import json
+import re
 from datetime import datetime
 from itertools import islice, repeat
 
@@ -77,8 +78,30 @@ def as_datetime(value):
     return datetime.fromisoformat(value)
 
 
+# A spreadsheet reads a cell that starts with one of these as a formula (OWASP's CSV
+# injection rule); a leading ' is added so it is read as text. A cell that starts with '
+# gets one too, so coding.dataset.load can take exactly one away and give the text back.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+FORMULA_NOTE = ("Text cells that start with =, +, -, @, a tab, a carriage return or ' "
+                "(other than plain numbers such as -3) are written with a ' before them, so a spreadsheet shows them as text instead of "
+                "running them as formulas; coding.dataset.load removes it. JSON Lines and "
+                "Parquet keep the exact text.")
+
+
+NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def neutralised(text):
+    """Text as a CSV cell a spreadsheet will not run (FORMULA_START); a plain number
+    (-3, a number answer in the long table's text column) is no formula and stays."""
+    if text.startswith(FORMULA_START) and not NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
 def text_cell(value, kind):
-    """A value as CSV text: empty for null, true/false, ISO 8601 UTC for datetimes."""
+    """A value as CSV text: empty for null, true/false, ISO 8601 UTC for datetimes, text
+    neutralised against formulas."""
     if value is None:
         return ""
     if kind == "boolean":
@@ -87,7 +110,9 @@ def text_cell(value, kind):
         return as_datetime(value).isoformat().replace("+00:00", "Z")
     if kind == "number":
         return json.dumps(float(value)) if not isinstance(value, int) else str(value)
-    return str(value)
+    if kind == "integer":
+        return str(value)
+    return neutralised(str(value))
 
 
 def json_cell(value, kind):

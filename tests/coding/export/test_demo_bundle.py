@@ -11,8 +11,9 @@ The digests were first taken with the tree before coding/ was regrouped into pac
 and notes tables, the demo its quotes and notes, and the data dictionary the decisions'
 consequences of conditions and the questions left to the coders, and the README a line
 saying when the reliability table's figures were computed, and the reliability table an
-`undefined` column and the drift points' values it had always left empty (issue 35);
-nothing else moved. Every member of the zip is pinned but
+`undefined` column and the drift points' values it had always left empty (issue 35), and
+the CSV bundle's README and data dictionary a note on cells guarded against spreadsheet
+formulas (issue 36; no demo cell needed the guard); nothing else moved. Every member of the zip is pinned but
 what names the installed libraries (the README's "Written by" line; Parquet files
 stand in by their tables' schema and rows, whose bytes carry pyarrow's version).
 
@@ -33,7 +34,7 @@ import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[3]
 PINNED = {
-    "csv": "baa48dd84324ca6d468c2a5175d39565dd48d17936da27df137f5b2d52c3e86f",
+    "csv": "59034876ae0aef46e4681458c6bd7c67f8f397141d53ca9953b104d6080afe4b",
     "jsonl": "0268d886a118943b0005d9e9b4c2c43fdc84b9964c7baf1000e8ddb9fba0cd49",
     "parquet": "c227df33b825262f99eddecf2cfacbdebd035a362fd2480f03541a63fccfb1db",
 }
