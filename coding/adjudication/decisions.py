@@ -22,7 +22,7 @@ from django.utils.translation import gettext_lazy
 from coding.codebooks.versions import (
     check_answer, is_shown, published_version, questions_with_options,
 )
-from coding.labeling.codings import independent_codings
+from coding.labeling.codings import independent_codings, record_exposures
 from coding.models import Assignment, Coding, Decision, Exposure, Item, Role, StoredDisagreement
 from workbench import paging
 from workbench.paging import make_token
@@ -553,14 +553,6 @@ def discussion_for(assignment):
     record_exposures(Exposure.Kind.DISCUSSION, [
         (assignment.pk, q.key, {"answers": [value for value, _ in groups]}) for q, groups in shown])
     return shown
-
-
-def record_exposures(kind, rows):
-    """Note that a coder was shown (assignment id, question key, what) — once each, the first
-    time kept. A later revision of those items is then not independent (rule 8)."""
-    Exposure.objects.bulk_create(
-        [Exposure(assignment_id=pk, kind=kind, question_key=key, shown=shown)
-         for pk, key, shown in rows], ignore_conflicts=True)
 
 
 def feedback_for(study, coder):

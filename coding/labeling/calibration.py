@@ -20,7 +20,9 @@ from django.utils.translation import gettext_noop, ngettext
 
 from coding.access.audit import record, target_of
 from coding.codebooks.versions import check_values, shown_key
-from coding.models import Assignment, Coding, Item, Membership, Role
+from coding.labeling import queue
+from coding.labeling.codings import record_exposures
+from coding.models import Assignment, Coding, Exposure, Item, Membership, Role
 
 CALIBRATION, MAIN = Item.Round.CALIBRATION, Item.Round.MAIN
 SUBMITTED, SKIPPED, ACTIVE, RELEASED = (
@@ -95,23 +97,35 @@ def pool_candidates(study, search="", after=None, limit=PAGE):
 
 def comparisons(study):
     """{coder id: [(item id, document key, question key, answer, reference answer)]}: each
-    coder's latest calibration coding of each item against its reference, question by
+    coder's first calibration coding of each item against its reference, question by
     question, as `coding.labeling.queue.calibration_score` compares them. One query: calibration
     items are few, and their codings are read whatever the size of the main round."""
-    latest = {}
+    first = {}
     for coder_id, item_id, key, reference, values in (
             Coding.objects.filter(assignment__item__study=study,
                                   assignment__item__round=CALIBRATION)
             .order_by("revision").values_list(
                 "assignment__coder", "assignment__item", "assignment__item__document__key",
                 "assignment__item__reference_values", "values")):
-        latest[coder_id, item_id] = (key, reference or {}, values)
+        first.setdefault((coder_id, item_id), (key, reference or {}, values))
     compared = {}
-    for (coder_id, item_id), (key, reference, values) in sorted(latest.items()):
+    for (coder_id, item_id), (key, reference, values) in sorted(first.items()):
         compared.setdefault(coder_id, []).extend(
             (item_id, key, question, values.get(question), answer)
             for question, answer in reference.items())
     return compared
+
+
+def score_shown(study, coder):
+    """The coder's calibration score, to show them once they finished every calibration
+    item; showing it is recorded as their exposure on each calibration item, so a later
+    revision of one is `informed`, and it never changes the score, which counts first
+    submissions (coding.labeling.queue.calibration_score)."""
+    record_exposures(Exposure.Kind.CALIBRATION, [
+        (pk, "", {"score": True}) for pk in Assignment.objects.filter(
+            item__study=study, item__round=CALIBRATION, coder=coder,
+            status=SUBMITTED).values_list("pk", flat=True)])
+    return queue.calibration_score(study, coder)
 
 
 def results(study):

@@ -62,10 +62,12 @@ def append_revision(assignment, values, *, version=None, notes="", evidence=(),
     # Read after the lock, in a statement of its own: one that waited for the lock sees
     # the revision the other submission committed meanwhile; with it, whether the coder
     # was served a model's suggestion on the item (suggestions.was_assisted's question).
-    last, assisted = _AFTER_LOCK.first(assignment=assignment.pk)
+    last, last_phase, assisted = _AFTER_LOCK.first(assignment=assignment.pk)
     last = last or 0
     if last:
-        phase = max(phase, phase_for(assignment), key=PHASE_RANK.index)
+        # Never less informed than the revision before it: what a coder saw stays seen,
+        # even if the study stops showing it (issue 36).
+        phase = max(phase, phase_for(assignment), last_phase, key=PHASE_RANK.index)
     # Built once per process (workbench.prepared): the ORM's INSERT and UPDATE, not rebuilt on
     # every submission. Coding.save() is not called: study_id is set here as it would be.
     coding = _INSERT_CODING.create(Coding(
@@ -84,14 +86,17 @@ _LOCK_ASSIGNMENT = Statement(Assignment, lambda assignment: (
     Assignment.objects.select_for_update(of=("self",)).filter(pk=assignment)
     .order_by().values_list("status")), Slot("assignment"))
 # What append_revision reads once it holds the lock, in one statement: the assignment's last
-# revision (None before the first) and whether its coder was served a suggestion.
+# revision (None before the first) and its phase, and whether its coder was served a
+# suggestion.
 _AFTER_LOCK = Statement(Assignment, lambda assignment: (
     Assignment.objects.filter(pk=assignment).order_by()
     .annotate(last=Subquery(Coding.objects.filter(assignment_id=OuterRef("pk"))
                             .order_by("-revision").values("revision")[:1]),
+              last_phase=Subquery(Coding.objects.filter(assignment_id=OuterRef("pk"))
+                                  .order_by("-revision").values("phase")[:1]),
               assisted=Exists(Exposure.objects.filter(assignment_id=OuterRef("pk"),
                                                       kind=Exposure.Kind.SUGGESTION)))
-    .values_list("last", "assisted")), Slot("assignment"))
+    .values_list("last", "last_phase", "assisted")), Slot("assignment"))
 _INSERT_CODING = Insert(Coding)
 
 
@@ -132,6 +137,14 @@ def phase_for(assignment):
     if item.study.show_feedback and Decision.objects.filter(item_id=item.pk).exists():
         return Coding.Phase.INFORMED
     return Coding.Phase.INDEPENDENT
+
+
+def record_exposures(kind, rows):
+    """Note that a coder was shown (assignment id, question key, what) — once each, the first
+    time kept. A later revision of those items is then not independent (rule 8)."""
+    Exposure.objects.bulk_create(
+        [Exposure(assignment_id=pk, kind=kind, question_key=key, shown=shown)
+         for pk, key, shown in rows], ignore_conflicts=True)
 
 
 def _item_now(assignment):

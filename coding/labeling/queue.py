@@ -297,8 +297,10 @@ def coder_round(study, coder):
 
 def _calibration_rows(study, coder):
     mine = Assignment.objects.filter(item=OuterRef("pk"), coder_id=coder)
+    # The first submission: revisions after it never change the score (issue 36: each
+    # revision moved the shown percentage exactly when an answer matched, an oracle).
     answers = (Coding.objects.filter(assignment__item=OuterRef("pk"), assignment__coder_id=coder)
-               .order_by("-revision").values("values")[:1])
+               .order_by("revision").values("values")[:1])
     waived = Membership.objects.filter(study_id=study, user_id=coder, role=Role.CODER,
                                        calibration_waived=True)
     return (Item.objects.alive().filter(study_id=study, round=CALIBRATION)
@@ -325,7 +327,8 @@ def passed(study, answered):
 
 
 def calibration_score(study, coder):
-    """Share of the coder's calibration answers that match the reference answers."""
+    """Share of the coder's calibration answers that match the reference answers, each
+    item's first submission counted (revisions change nothing)."""
     return score([(reference, answers) for reference, _, answers, _
                   in _CALIBRATION.rows(study=study.pk, coder=coder.pk) if answers is not None])
 
@@ -504,15 +507,15 @@ def calibration_scores(study):
     """calibration_score for every coder of the study at once: {coder id: share}; a coder
     without calibration codings is missing. Calibration items are few, so their codings
     are read in one query whatever the size of the main round."""
-    latest = {}
+    first = {}
     for coder_id, item_id, reference, values in (
             Coding.objects.filter(assignment__item__study=study,
                                   assignment__item__round=CALIBRATION)
             .order_by("revision").values_list("assignment__coder", "assignment__item",
                                               "assignment__item__reference_values", "values")):
-        latest[coder_id, item_id] = (reference or {}, values)
+        first.setdefault((coder_id, item_id), (reference or {}, values))
     compared = {}
-    for (coder_id, _), (reference, values) in latest.items():
+    for (coder_id, _), (reference, values) in first.items():
         compared.setdefault(coder_id, []).extend(reference[key] == values.get(key)
                                                  for key in reference)
     return {coder_id: sum(c) / len(c) for coder_id, c in compared.items() if c}

@@ -191,6 +191,7 @@ class Exposure(models.Model):
         FEEDBACK = "feedback"  # the final decision, through the feedback page or API
         DISCUSSION = "discussion"  # the other coders' differing answers
         SUGGESTION = "suggestion"  # a model rater's answer, in an assisted round
+        CALIBRATION = "calibration"  # the calibration score against the reference answers
 
     assignment = models.ForeignKey(Assignment, related_name="exposures", on_delete=models.PROTECT)
     kind = models.CharField(max_length=16, choices=Kind.choices)

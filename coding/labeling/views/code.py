@@ -25,7 +25,7 @@ from coding.actions.submit import submit
 from coding.adjudication import decisions as adjudication
 from coding.codebooks import translations as codebook_translations
 from coding.codebooks.versions import number_shown, parse_form_answers
-from coding.labeling import queue
+from coding.labeling import calibration, queue
 from coding.labeling.codings import NotHeld, latest_coding, phase_for, save_draft
 from coding.labeling.suggestions import attach_suggestions
 from coding.models import Assignment, Role
@@ -46,7 +46,7 @@ def code_next(request, slug):
     return render(request, "coding/code_done.html", {
         "study": study, "waiting_for_calibration": waiting, "start": not waiting,
         "nothing_left": request.GET.get("done") == "1",
-        "score": queue.calibration_score(study, request.user) if waiting else None,
+        "score": calibration.score_shown(study, request.user) if waiting else None,
         "progress": progress(study, request.user, request),
     })
 
