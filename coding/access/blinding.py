@@ -18,6 +18,9 @@ The coding page and the coder API pass the coder role alone (`coder_view`): a
 person coding an item is blinded whatever else they are.
 """
 
+from django.core.exceptions import PermissionDenied
+from django.utils.translation import gettext as _
+
 from coding.models import Role
 
 AUTHOR_FIELDS = ("authors", "authors_parsed", "affiliations", "author_records")
@@ -65,6 +68,16 @@ def hides_inclusion(study, roles):
     """Whether the study blinds framework inclusion and these roles may not see blinded fields:
     then the method catalog, which is that inclusion, is not theirs to read either."""
     return "included_in" in study.blinded_fields and not sees_blinded(study, roles)
+
+
+def check_inclusion_visible(study, roles):
+    """PermissionDenied when hides_inclusion: for the catalog, the inclusion report and its
+    API alike (a report of included against not-included papers, narrowed by its
+    population filter, is the inclusion item by item)."""
+    if hides_inclusion(study, roles):
+        raise PermissionDenied(_("This study hides framework inclusion from your role; its "
+                                 "owner can let adjudicators and viewers see blinded fields in "
+                                 "Settings."))
 
 
 def hidden_fields_for(study, roles, kind):

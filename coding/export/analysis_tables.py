@@ -8,6 +8,7 @@ Neither may reach a coder (rule 1: no figure derived from the others' codings; i
 is blinded): for roles that may not see them the tables are written empty.
 """
 
+from coding.access.blinding import hides_inclusion
 from coding.agreement import snapshots
 from coding.agreement.report import SEES_AGREEMENT
 from coding.export.fields import Field, s
@@ -164,7 +165,10 @@ def _bounds(figure):
     return {key: figure.get(key) for key in ("value", "low", "high")}
 
 
-def inclusion_batches(study, withheld):
-    if "paper" in withheld.get("frameworks_landed", ()):
+def inclusion_batches(study, withheld, roles):
+    """The inclusion table, empty for roles that may not read the inclusion report (coders;
+    adjudicators and viewers while the study blinds included_in from them)."""
+    if (not set(roles) & SEES_AGREEMENT or hides_inclusion(study, roles)
+            or "paper" in withheld.get("frameworks_landed", ())):
         return []
     return _batch(inclusion.table_rows(inclusion.analyse(study)), INCLUSION_FIELDS)

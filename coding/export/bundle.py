@@ -65,7 +65,7 @@ def tables(study, shape, names, withheld, roles=OWNER_LEVEL):
                  analysis_tables.reliability_batches(study, roles))]
     if shape == "inclusion":
         return [("inclusion", analysis_tables.INCLUSION_FIELDS,
-                 analysis_tables.inclusion_batches(study, withheld))]
+                 analysis_tables.inclusion_batches(study, withheld, roles))]
     if shape == "items":
         return [("items", item_fields(withheld), rows.items_batches(study, withheld))]
     if shape == "long":

@@ -9,6 +9,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from coding.access.blinding import check_inclusion_visible
 from coding.access.roles import access_study
 from coding.agreement.report import SEES_AGREEMENT
 from coding.inclusion.analysis import analyse, parse_population
@@ -31,6 +32,7 @@ class InclusionAnalysis(APIView):
     def get(self, request, slug):
         """Included against not-included papers (the method tracker's inclusion)."""
         study = access_study(request.user, slug, roles=SEES_AGREEMENT)
+        check_inclusion_visible(study, study.my_roles)
         try:
             return Response(analyse(study, parse_population(
                 request.query_params.get("population", ""))))

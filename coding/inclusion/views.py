@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from coding.access.blinding import check_inclusion_visible
 from coding.access.roles import access_study
 from coding.agreement.report import SEES_AGREEMENT
 from coding.inclusion.analysis import analyse, parse_population
@@ -17,6 +18,7 @@ from coding.inclusion.analysis import analyse, parse_population
 @require_safe
 def inclusion_page(request, slug):
     study = access_study(request.user, slug, roles=SEES_AGREEMENT)
+    check_inclusion_visible(study, study.my_roles)
     given = request.GET.get("population", "")
     error = None
     try:

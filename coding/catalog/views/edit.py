@@ -8,7 +8,7 @@ write goes through coding.catalog.edit, as the API and `manage.py catalog` do.
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import redirect, render
@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
-from coding.access.blinding import hides_inclusion
+from coding.access.blinding import check_inclusion_visible
 from coding.access.roles import access_study
 from coding.catalog import edit as catalog_edit
 from coding.models import Landing, Method, OptionName, Role
@@ -28,8 +28,7 @@ def access_catalog_editor(user, slug):
     """The study if the user owns it (and, as for reading the catalog, may see framework
     inclusion: coding.access.blinding decides)."""
     study = access_study(user, slug, roles={Role.OWNER})
-    if hides_inclusion(study, study.my_roles):
-        raise PermissionDenied(_("Your roles in this study may not see framework inclusion."))
+    check_inclusion_visible(study, study.my_roles)
     return study
 
 

@@ -8,7 +8,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_safe
 
-from coding.access.blinding import hides_inclusion
+from coding.access.blinding import check_inclusion_visible
 from coding.access.roles import access_study
 from coding.catalog import edit as catalog_edit
 from coding.catalog import landings
@@ -21,10 +21,7 @@ SEES_INCLUSION = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
 
 def access_catalog(user, slug):
     study = access_study(user, slug, roles=SEES_INCLUSION)
-    if hides_inclusion(study, study.my_roles):
-        raise PermissionDenied(_("This study hides framework inclusion from your role; its "
-                                 "owner can let adjudicators and viewers see blinded fields in "
-                                 "Settings."))
+    check_inclusion_visible(study, study.my_roles)
     return study
 
 
