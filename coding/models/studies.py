@@ -67,6 +67,12 @@ class Study(models.Model):
     allow_self_adjudication = models.BooleanField(
         default=False, help_text=_("Let an adjudicator decide items they coded themselves.")
     )
+    coders_hold_other_roles = models.BooleanField(
+        default=False, help_text=_(
+            "Let a coder also be an adjudicator or viewer. They can then read the others' "
+            "codings and decisions before coding an item; each revision they make after "
+            "such a read is recorded as informed, never independent.")
+    )
     discussion_step = models.BooleanField(
         default=False,
         help_text=_("Once all of an item's codings are in and they differ, its coders see the "

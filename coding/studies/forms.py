@@ -15,7 +15,7 @@ class StudySettingsForm(forms.ModelForm):
         model = Study
         fields = ["name", "description", "overlap", "lease_minutes", "blinded_fields",
                   "blind_authors", "adjudicators_see_blinded", "allow_self_adjudication",
-                  "discussion_step", "show_feedback", "feedback_shows_reasons", "coders_see_names",
+                  "coders_hold_other_roles", "discussion_step", "show_feedback", "feedback_shows_reasons", "coders_see_names",
                   "calibration_threshold"]
         widgets = {"description": forms.Textarea(attrs={"rows": 4})}
         labels = {
@@ -23,6 +23,7 @@ class StudySettingsForm(forms.ModelForm):
             "lease_minutes": _("Lease minutes"), "blind_authors": _("Blind authors"),
             "adjudicators_see_blinded": _("Adjudicators see blinded fields"),
             "allow_self_adjudication": _("Allow self-adjudication"),
+            "coders_hold_other_roles": _("Coders may also adjudicate or view"),
             "discussion_step": _("Discussion step"), "show_feedback": _("Show feedback"),
             "feedback_shows_reasons": _("Feedback shows reasons"),
             "coders_see_names": _("Coders see names"),

@@ -112,7 +112,43 @@ def add_member(study, user, role, actor):
     return membership
 
 
-def _grant(study, user, role):
+# Roles that see the other coders' work item by item.
+SEES_OTHERS = {Role.ADJUDICATOR, Role.VIEWER}
+
+
+def mixes_roles(study, user, role, leaving=None):
+    """Whether giving `role` makes the person both a coder and someone who sees the other
+    coders' work item by item (an adjudicator or viewer)."""
+    held = set(Membership.objects.filter(study=study, user=user, deleted_at__isnull=True)
+               .exclude(role=leaving).values_list("role", flat=True))
+    return bool((role == Role.CODER and held & SEES_OTHERS)
+                or (role in SEES_OTHERS and Role.CODER in held))
+
+
+def check_combination(study, user, role, leaving=None):
+    """Refuse to make a coder also an adjudicator or viewer, or the reverse, unless the
+    study allows it (coders_hold_other_roles): such a person could read the others'
+    codings and decisions, then code the item as if independently (issue 36). `leaving`:
+    a role the person gives up in the same change."""
+    if not study.coders_hold_other_roles and mixes_roles(study, user, role, leaving):
+        raise ValidationError({"role": mixed_roles_words(user)})
+
+
+def mixed_roles_words(user):
+    return _("%(name)s would be both a coder and an adjudicator or viewer in this study, and "
+             "could read the other coders' work before coding an item. An owner can allow "
+             "coders to hold other roles in the study's settings; revisions made after such a "
+             "read are then recorded as informed.") % {"name": user.username}
+
+
+def mixed_roles_question():
+    return _("You code in this study. With this role you can read the other coders' work and "
+             "decisions; any revision you make after such a read is recorded as informed, "
+             "never as independent coding. Confirm to join with both roles.")
+
+
+def _grant(study, user, role, leaving=None):
+    check_combination(study, user, role, leaving)
     row = Membership.objects.select_for_update().filter(study=study, user=user, role=role).first()
     if row is not None and row.deleted_at is None:
         raise ValidationError({"role": already_member(user, role)})
@@ -142,7 +178,7 @@ def change_role(membership, role, actor):
     with transaction.atomic():
         row = _lock_for_ending(membership)
         user = row.user
-        new, revived = _grant(study, user, role)
+        new, revived = _grant(study, user, role, leaving=row.role)
         released = _end(row)
         audit.record(actor, study, "member.role", audit.target_of("account", name=user.username),
                      user=user.username,
@@ -328,9 +364,11 @@ def account_form(username, password):
     return AccountForm(data={"username": username, "password1": password, "password2": password})
 
 
-def accept_invite(token, *, user=None, account=None):
+def accept_invite(token, *, user=None, account=None, confirm_mixed=False):
     """Use an invite: for a signed-in `user`, or for a new account from a valid `account`
     form. One transaction makes the account, the membership and marks the invite used.
+    A coder joining as adjudicator or viewer (where the study allows it) confirms first
+    (`confirm_mixed`; else a ValidationError on confirm_mixed asks).
 
     Http404 for an unknown token, InviteGone when it can no longer be used, a located
     ValidationError (the invite stays usable) when the username was taken meanwhile or
@@ -348,6 +386,9 @@ def accept_invite(token, *, user=None, account=None):
             raise ValidationError({"token": _(
                 "You already are %(role)s in %(study)s; this invite is left for someone "
                 "else.") % {"role": role_words(invite.role), "study": study.name}})
+        elif (study.coders_hold_other_roles and not confirm_mixed
+              and mixes_roles(study, user, invite.role)):
+            raise ValidationError({"confirm_mixed": mixed_roles_question()})
         membership, _revived = _grant(study, user, invite.role)
         used = Invite.objects.filter(pk=invite.pk, used_at__isnull=True, revoked_at__isnull=True)
         if not used.update(used_at=timezone.now(), used_by=user):

@@ -32,8 +32,8 @@ from coding.studies import presets
 # order) nor the reliability sample (it names items, which are never copied).
 COPIED_SETTINGS = [
     "overlap", "lease_minutes", "blinded_fields", "blind_authors", "adjudicators_see_blinded",
-    "allow_self_adjudication", "discussion_step", "show_feedback", "feedback_shows_reasons",
-    "coders_see_names", "calibration_threshold",
+    "allow_self_adjudication", "coders_hold_other_roles", "discussion_step", "show_feedback",
+    "feedback_shows_reasons", "coders_see_names", "calibration_threshold",
 ]
 # What an owner may change after creation, through the settings page or PATCH.
 EDITABLE = ["name", "description", *COPIED_SETTINGS]
@@ -416,6 +416,7 @@ DETAIL_WORDS = {
     "blind_authors": pgettext_lazy("audit detail", "blind authors"),
     "adjudicators_see_blinded": pgettext_lazy("audit detail", "adjudicators see blinded fields"),
     "allow_self_adjudication": pgettext_lazy("audit detail", "allow self-adjudication"),
+    "coders_hold_other_roles": pgettext_lazy("audit detail", "coders may also adjudicate or view"),
     "discussion_step": pgettext_lazy("audit detail", "discussion step"),
     "show_feedback": pgettext_lazy("audit detail", "show feedback"),
     "feedback_shows_reasons": pgettext_lazy("audit detail", "feedback shows reasons"),

@@ -239,6 +239,10 @@ class AcceptSerializer(serializers.Serializer):
     password = serializers.CharField(required=False, max_length=4096, trim_whitespace=False,
                                      style={"input_type": "password"}, write_only=True,
                                      help_text="For a new account; Django's password rules.")
+    confirm_mixed = serializers.BooleanField(
+        required=False, default=False, help_text="Signed in as a coder of the study, joining "
+        "as adjudicator or viewer (where the study allows it): true once you have read why "
+        "your later revisions are then recorded as informed (a 400 on confirm_mixed says it).")
 
 
 class AcceptedSerializer(serializers.Serializer):
@@ -283,7 +287,8 @@ class AcceptInvite(APIView):
         try:
             membership = service.accept_invite(values["token"],
                                                user=request.user if signed_in else None,
-                                               account=account)
+                                               account=account,
+                                               confirm_mixed=values.get("confirm_mixed", False))
         except service.InviteGone as gone:
             return refused(gone, status.HTTP_410_GONE)
         except DjangoValidationError as error:

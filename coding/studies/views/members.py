@@ -213,7 +213,8 @@ def invite_page(request, invite_token):
     if request.method == "POST" and (signed_in or form.is_valid()):
         try:
             membership = service.accept_invite(invite_token, user=request.user if signed_in
-                                               else None, account=form)
+                                               else None, account=form,
+                                               confirm_mixed=bool(request.POST.get("confirm_mixed")))
         except service.InviteGone as gone:
             return render(request, "coding/invite_accept.html",
                           {"invite": invite, "gone": str(gone)}, status=410)
@@ -229,8 +230,13 @@ def invite_page(request, invite_token):
                 "study": invite.study.name, "role": service.role_words(membership.role)})
             return redirect("study-detail", slug=invite.study.slug)
     failed = request.method == "POST"
+    # A coder joining as adjudicator or viewer is told first what that means, and why.
+    mixed = signed_in and service.mixes_roles(invite.study, request.user, invite.role)
     return render(request, "coding/invite_accept.html", {
-        "invite": invite, "form": form, "error": error,
+        "invite": invite, "form": form, "error": error, "mixed": mixed,
+        "mixed_words": (service.mixed_roles_question() if invite.study.coders_hold_other_roles
+                        else service.mixed_roles_words(request.user)) if mixed else "",
+        "mixed_allowed": invite.study.coders_hold_other_roles,
     }, status=400 if failed else 200)
 
 
