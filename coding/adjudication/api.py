@@ -14,8 +14,10 @@ from rest_framework.views import APIView
 from coding.access.roles import access_study
 from coding.adjudication import decisions as adjudication
 from coding.labeling.api.coder import as_api_error, groups_payload
-from coding.models import Decision, Role
+from coding.labeling.codings import record_reads
+from coding.models import Decision, OthersWorkRead, Role
 from coding.rest.filters import DecisionFilter
+from coding.rest.serializers import page_rows
 from workbench.paging import bounded_count
 
 REVIEWERS = {Role.ADJUDICATOR, Role.OWNER}
@@ -140,6 +142,7 @@ class ItemReview(APIView):
         """Each coder's independent and latest coding of the item, and its current decisions."""
         study = access_study(request.user, slug, roles=REVIEWERS)
         item = get_object_or_404(study.items.alive(), pk=item_id)
+        record_reads(study, request.user, OthersWorkRead.Kind.REVIEW, [item.pk])
         held = adjudication.gather([item])[item.pk]
 
         def coding(c):
@@ -182,11 +185,16 @@ class DecisionList(generics.ListAPIView):
 
     @extend_schema(parameters=[OpenApiParameter("history", bool, required=False)])
     def get(self, request, *args, **kwargs):
-        return super().get(request, *args, **kwargs)
+        response = super().get(request, *args, **kwargs)
+        # Each item on the page was read (a coder who also reviews: its later revisions
+        # are informed; coding.labeling.codings.record_reads).
+        record_reads(self.study, request.user, OthersWorkRead.Kind.DECISIONS,
+                     [row["item"] for row in page_rows(response.data)])
+        return response
 
     def get_queryset(self):
-        study = access_study(self.request.user, self.kwargs["slug"],
-                             roles={*REVIEWERS, Role.VIEWER})
+        study = self.study = access_study(self.request.user, self.kwargs["slug"],
+                                          roles={*REVIEWERS, Role.VIEWER})
         decisions = Decision.objects.filter(item__study=study)
         if self.request.query_params.get("history") not in ("1", "true"):
             decisions = decisions.current()

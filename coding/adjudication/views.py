@@ -19,8 +19,9 @@ from coding.access.roles import access_study
 from coding.adjudication import decisions as adjudication
 from coding.codebooks import translations as codebook_translations
 from coding.codebooks.versions import parse_form_answers
+from coding.labeling.codings import record_reads
 from coding.labeling.queue import rebuilding
-from coding.models import Decision, Role
+from coding.models import Decision, OthersWorkRead, Role
 from workbench.paging import bounded_count
 
 REVIEWERS = {Role.ADJUDICATOR, Role.OWNER}
@@ -120,6 +121,7 @@ def review_item(request, slug, item_id):
                 transaction.set_rollback(True)
         if not errors and not left_open:
             return redirect(next_review_url(study, item, request))
+    record_reads(study, request.user, OthersWorkRead.Kind.REVIEW, [item.pk])
     context = review_context(study, item, questions, errors, request)
     context["left_open"] = left_open
     return render(request, "coding/review_item.html", context, status=400 if errors else 200)

@@ -10,7 +10,8 @@ from coding.access.roles import access_study
 from coding.export.bundle import FORMATS, SHAPES
 from coding.export.jobs import start_export
 from coding.export.views import EXPORTERS, export_download
-from coding.models import Role
+from coding.labeling.codings import record_reads
+from coding.models import OthersWorkRead, Role
 from workbench.api import JobSerializer
 
 
@@ -31,6 +32,7 @@ class ExportStart(APIView):
         data.is_valid(raise_exception=True)
         if data.validated_data["include_mapping"] and Role.OWNER not in study.my_roles:
             raise ValidationError({"include_mapping": "Only owners may export the coder mapping."})
+        record_reads(study, request.user, OthersWorkRead.Kind.EXPORT)  # the whole study
         job = start_export(study, request.user, shapes=[s for s in SHAPES if s in data.validated_data["shapes"]],
                            fmt=data.validated_data["format"],
                            include_mapping=data.validated_data["include_mapping"])

@@ -19,7 +19,8 @@ from coding.access.blinding import withheld_names
 from coding.access.roles import access_study
 from coding.export.bundle import FORMATS, SHAPES, build_bundle, estimate_rows
 from coding.export.jobs import EXPORTERS, export_key, export_name, start_export
-from coding.models import Role
+from coding.labeling.codings import record_reads
+from coding.models import OthersWorkRead, Role
 from workbench import storage
 from workbench.models import Job
 
@@ -44,6 +45,7 @@ def export_page(request, slug):
     form = ExportForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         shapes = [s for s in SHAPES if s in form.cleaned_data["shapes"]]
+        record_reads(study, request.user, OthersWorkRead.Kind.EXPORT)  # the whole study
         options = {"shapes": shapes, "fmt": form.cleaned_data["format"],
                    "include_mapping": form.cleaned_data["include_mapping"]
                    and Role.OWNER in study.my_roles}

@@ -13,6 +13,8 @@ from coding.access.blinding import check_inclusion_visible
 from coding.access.roles import access_study
 from coding.agreement.report import SEES_AGREEMENT
 from coding.inclusion.analysis import analyse, parse_population
+from coding.labeling.codings import record_reads
+from coding.models import OthersWorkRead
 
 
 class InclusionAnalysis(APIView):
@@ -33,6 +35,7 @@ class InclusionAnalysis(APIView):
         """Included against not-included papers (the method tracker's inclusion)."""
         study = access_study(request.user, slug, roles=SEES_AGREEMENT)
         check_inclusion_visible(study, study.my_roles)
+        record_reads(study, request.user, OthersWorkRead.Kind.INCLUSION)
         try:
             return Response(analyse(study, parse_population(
                 request.query_params.get("population", ""))))

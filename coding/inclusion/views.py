@@ -12,6 +12,8 @@ from coding.access.blinding import check_inclusion_visible
 from coding.access.roles import access_study
 from coding.agreement.report import SEES_AGREEMENT
 from coding.inclusion.analysis import analyse, parse_population
+from coding.labeling.codings import record_reads
+from coding.models import OthersWorkRead
 
 
 @login_required
@@ -19,6 +21,7 @@ from coding.inclusion.analysis import analyse, parse_population
 def inclusion_page(request, slug):
     study = access_study(request.user, slug, roles=SEES_AGREEMENT)
     check_inclusion_visible(study, study.my_roles)
+    record_reads(study, request.user, OthersWorkRead.Kind.INCLUSION)
     given = request.GET.get("population", "")
     error = None
     try:

@@ -5,7 +5,7 @@ from datetime import datetime
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from coding.access import limits
@@ -14,7 +14,7 @@ from coding.codebooks.versions import (
     check_values, published_version, questions_with_options, shown_key, unstorable_text,
 )
 from coding.labeling import queue
-from coding.models import Assignment, Coding, Decision, Exposure, Item
+from coding.models import Assignment, Coding, Decision, Exposure, Item, OthersWorkRead, Role
 from workbench.prepared import Insert, Slot, Statement, Update
 
 # A session left open overnight is not eight hours of coding.
@@ -62,12 +62,14 @@ def append_revision(assignment, values, *, version=None, notes="", evidence=(),
     # Read after the lock, in a statement of its own: one that waited for the lock sees
     # the revision the other submission committed meanwhile; with it, whether the coder
     # was served a model's suggestion on the item (suggestions.was_assisted's question).
-    last, last_phase, assisted = _AFTER_LOCK.first(assignment=assignment.pk)
+    last, last_phase, assisted, read_others = _AFTER_LOCK.first(assignment=assignment.pk)
     last = last or 0
     if last:
         # Never less informed than the revision before it: what a coder saw stays seen,
         # even if the study stops showing it (issue 36).
         phase = max(phase, phase_for(assignment), last_phase, key=PHASE_RANK.index)
+    if read_others:  # the coder read others' work on the item through another role
+        phase = max(phase, Coding.Phase.INFORMED, key=PHASE_RANK.index)
     # Built once per process (workbench.prepared): the ORM's INSERT and UPDATE, not rebuilt on
     # every submission. Coding.save() is not called: study_id is set here as it would be.
     coding = _INSERT_CODING.create(Coding(
@@ -86,8 +88,9 @@ _LOCK_ASSIGNMENT = Statement(Assignment, lambda assignment: (
     Assignment.objects.select_for_update(of=("self",)).filter(pk=assignment)
     .order_by().values_list("status")), Slot("assignment"))
 # What append_revision reads once it holds the lock, in one statement: the assignment's last
-# revision (None before the first) and its phase, and whether its coder was served a
-# suggestion.
+# revision (None before the first) and its phase, whether its coder was served a
+# suggestion, and whether they read others' work on the item (OthersWorkRead: of the item,
+# or of the whole study after the item was added).
 _AFTER_LOCK = Statement(Assignment, lambda assignment: (
     Assignment.objects.filter(pk=assignment).order_by()
     .annotate(last=Subquery(Coding.objects.filter(assignment_id=OuterRef("pk"))
@@ -95,8 +98,12 @@ _AFTER_LOCK = Statement(Assignment, lambda assignment: (
               last_phase=Subquery(Coding.objects.filter(assignment_id=OuterRef("pk"))
                                   .order_by("-revision").values("phase")[:1]),
               assisted=Exists(Exposure.objects.filter(assignment_id=OuterRef("pk"),
-                                                      kind=Exposure.Kind.SUGGESTION)))
-    .values_list("last", "last_phase", "assisted")), Slot("assignment"))
+                                                      kind=Exposure.Kind.SUGGESTION)),
+              read_others=Exists(OthersWorkRead.objects.filter(
+                  Q(item_id=OuterRef("item_id"))
+                  | Q(item__isnull=True, read_at__gte=OuterRef("item__added_at")),
+                  coder_id=OuterRef("coder_id"), study_id=OuterRef("item__study_id"))))
+    .values_list("last", "last_phase", "assisted", "read_others")), Slot("assignment"))
 _INSERT_CODING = Insert(Coding)
 
 
@@ -137,6 +144,25 @@ def phase_for(assignment):
     if item.study.show_feedback and Decision.objects.filter(item_id=item.pk).exists():
         return Coding.Phase.INFORMED
     return Coding.Phase.INDEPENDENT
+
+
+# Roles through which a person who codes can read the other coders' work.
+READS_OTHERS = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
+
+
+def record_reads(study, user, kind, items=None):
+    """Note that a person who codes in the study read others' work through another role:
+    of these items (ids), or of the whole study (`items` None, an export). Nothing for
+    anyone who does not code here. Their later revisions of those items are informed."""
+    roles = study.my_roles if hasattr(study, "my_roles") else study.roles_of(user)
+    if Role.CODER not in roles or not roles & READS_OTHERS:
+        return
+    if items is None:
+        OthersWorkRead.objects.create(study=study, coder=user, kind=kind)
+        return
+    OthersWorkRead.objects.bulk_create(
+        [OthersWorkRead(study=study, coder=user, item_id=item, kind=kind) for item in set(items)],
+        ignore_conflicts=True)
 
 
 def record_exposures(kind, rows):

@@ -1,7 +1,7 @@
 from coding.models.audit import AuditEntry
 from coding.models.catalog import Framework, FrameworkScan, Landing, Method, MethodLink, OptionName
 from coding.models.codebooks import Codebook, CodebookVersion, Option, Question
-from coding.models.codings import Assignment, Coding, Exposure
+from coding.models.codings import Assignment, Coding, Exposure, OthersWorkRead
 from coding.models.decisions import Decision
 from coding.models.disagreements import StoredDisagreement
 from coding.models.imports import ImportRun
@@ -13,7 +13,7 @@ from coding.models.studies import Invite, Membership, Role, Study
 
 __all__ = [
     "AgreementSnapshot", "AssistedRound", "Assignment", "AuditEntry", "Codebook", "CodebookVersion", "Coding", "Comparison",
-    "Decision", "Exposure",
+    "Decision", "Exposure", "OthersWorkRead",
     "Framework", "FrameworkScan", "ImportRun", "Invite", "Item", "LanguagePreference", "Landing", "Membership", "Method",
     "MethodLink", "Option", "OptionName", "Question", "Rater", "RaterCoding", "Role", "StoredDisagreement", "Study",
 ]

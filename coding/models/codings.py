@@ -209,3 +209,36 @@ class Exposure(models.Model):
 
     def __str__(self):
         return f"{self.assignment} saw {self.kind} of {self.question_key}"
+
+
+class OthersWorkRead(models.Model):
+    """A person who codes in a study read other coders' work there through another role
+    (adjudicator, viewer, owner): the review page or API of an item, the codings or
+    decisions lists, an export, the inclusion report or a rater comparison. `item` is the
+    item read, or null for a read of the whole study as it was at `read_at` (an export).
+    Their revisions of those items after it are informed, never independent (issue 36):
+    coding.labeling.codings.append_revision reads these in the statement it runs anyway."""
+
+    class Kind(models.TextChoices):
+        REVIEW = "review"
+        CODINGS = "codings"
+        DECISIONS = "decisions"
+        EXPORT = "export"
+        INCLUSION = "inclusion"
+        COMPARISONS = "comparisons"
+
+    study = models.ForeignKey("coding.Study", related_name="+", on_delete=models.CASCADE)
+    coder = models.ForeignKey(settings.AUTH_USER_MODEL, related_name="+",
+                              on_delete=models.CASCADE)
+    item = models.ForeignKey(Item, null=True, blank=True, related_name="+",
+                             on_delete=models.CASCADE)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    read_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["coder", "study", "item"])]
+        constraints = [models.UniqueConstraint(fields=["coder", "item", "kind"],
+                                               name="others_work_read_once")]
+
+    def __str__(self):
+        return f"{self.coder_id} read {self.kind} of {self.item_id or 'the study'}"

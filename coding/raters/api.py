@@ -16,8 +16,9 @@ from rest_framework.views import APIView
 from coding.access.roles import access_study
 from coding.labeling import suggestions
 from coding.labeling.api.calibration import as_api_error
+from coding.labeling.codings import record_reads
 from coding.labeling.views.imports import save_upload
-from coding.models import Comparison, Item, Rater, Role
+from coding.models import Comparison, Item, OthersWorkRead, Rater, Role
 from coding.raters import comparisons
 from coding.raters import imports as raters_import
 from coding.raters.setup import add_comparison, add_rater, raters_of
@@ -192,6 +193,7 @@ class ComparisonDetail(APIView):
                       .select_related("first", "second", "codebook").first())
         if comparison is None:
             raise NotFound("No such comparison.")
+        record_reads(study, request.user, OthersWorkRead.Kind.COMPARISONS)
         return Response(comparisons.compute(comparison))
 
 

@@ -17,9 +17,10 @@ from django.views.decorators.http import require_http_methods
 
 from coding.access.roles import access_study
 from coding.labeling import suggestions
+from coding.labeling.codings import record_reads
 from coding.labeling.views.calibration import errors_of
 from coding.labeling.views.imports import save_upload
-from coding.models import Comparison, Item, Rater, Role
+from coding.models import Comparison, Item, OthersWorkRead, Rater, Role
 from coding.raters import comparisons
 from coding.raters import imports as raters_import
 from coding.raters.setup import add_comparison, add_rater, raters_of
@@ -171,6 +172,7 @@ def comparison_page(request, slug, comparison_id):
                   .select_related("first", "second", "codebook").first())
     if comparison is None:
         raise Http404(_("No such comparison."))
+    record_reads(study, request.user, OthersWorkRead.Kind.COMPARISONS)
     result = comparisons.compute(comparison)
     rows = [{"label": label, "counts": counts, "total": total} for label, counts, total in
             zip(result["labels"], result["table"], result["row_totals"])]

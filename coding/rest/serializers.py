@@ -188,3 +188,8 @@ class SampleSerializer(serializers.Serializer):
     count = serializers.IntegerField(required=False, allow_null=True, min_value=0)
     stratify_by = serializers.CharField(required=False, allow_blank=True, default="")
     seed = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+
+
+def page_rows(data):
+    """The rows of a list response, paged ({results: [...]}) or not ([...])."""
+    return data["results"] if isinstance(data, dict) and "results" in data else data

@@ -6,7 +6,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from coding.access.roles import CAN_SEE_ALL_CODINGS, access_study
-from coding.models import Coding, Role
+from coding.labeling.codings import record_reads
+from coding.models import Coding, OthersWorkRead, Role
 from workbench.paging import after_token, bounded_count, make_token
 
 CODINGS_PER_PAGE = 50
@@ -33,6 +34,9 @@ def coding_list(request, slug):
             after = None  # not a token of this list (edited by hand): the first page
     page = list(rows[:CODINGS_PER_PAGE + 1])
     more = len(page) > CODINGS_PER_PAGE
+    record_reads(study, request.user, OthersWorkRead.Kind.CODINGS,
+                 [c.assignment.item_id for c in page[:CODINGS_PER_PAGE]
+                  if c.assignment.coder_id != request.user.pk])
     return render(request, "coding/coding_list.html", {
         "study": study, "codings": page[:CODINGS_PER_PAGE], "first_page": not after,
         "count": count, "count_exact": count_exact,

@@ -13,10 +13,12 @@ from coding.access.roles import CAN_SEE_ALL_CODINGS, access_study, may_create_st
 from coding.codebooks.api.editor import NewCodebookSerializer
 from coding.codebooks.editing import new_codebook
 from coding.codebooks.spec import InvalidSpec
-from coding.models import Assignment, Codebook, Coding, Item, Role, Study
+from coding.labeling.codings import record_reads
+from coding.models import Assignment, Codebook, Coding, Item, OthersWorkRead, Role, Study
 from coding.rest import filters
 from coding.rest.serializers import (
     AssignmentSerializer, CodebookSerializer, CodingSerializer, ItemSerializer, StudySerializer,
+    page_rows,
 )
 from coding.studies import setup as study_setup
 from coding.studies.api import setup as study_setup_api
@@ -158,6 +160,14 @@ class CodingList(StudyScopedList):
     filterset_class = filters.CodingFilter
     ordering_fields = ["id", "submitted_at"]
     keyset_fields = ["submitted_at"]
+
+    def get(self, request, *args, **kwargs):
+        response = super().get(request, *args, **kwargs)
+        # Others' codings on the page were read (coding.labeling.codings.record_reads).
+        record_reads(self.study(), request.user, OthersWorkRead.Kind.CODINGS,
+                     [row["item"] for row in page_rows(response.data)
+                      if row.get("coder") != request.user.username])
+        return response
 
     def get_queryset(self):
         return (Coding.objects.visible_to(self.request.user, self.study())

@@ -22,7 +22,7 @@ def test_a_statement_gives_the_orm_rows_and_the_query_counters_see_it(alpha, peo
     with CaptureQueriesContext(connection) as captured:
         for _ in range(3):
             assert codings._AFTER_LOCK.first(assignment=coding.assignment_id) == (1, "independent",
-                                                                              False)
+                                                                              False, False)
         assert codings._AFTER_LOCK.first(assignment=coding.assignment_id + 999) is None
     assert len(captured) == 4
     assert all('"coding_assignment"."id" =' in query["sql"] for query in captured)
@@ -109,7 +109,7 @@ def test_without_a_prepare_threshold_nothing_is_prepared(alpha, people):
         with connection.cursor() as cursor:
             cursor.execute("DEALLOCATE ALL")
         assert codings._AFTER_LOCK.first(assignment=coding.assignment_id) == (1, "independent",
-                                                                              False)
+                                                                              False, False)
         assert not prepared_on_the_server('"coding_coding"')
     finally:
         raw.prepare_threshold = threshold
