@@ -22,6 +22,13 @@ def namer(study, viewer, roles=None):
     return lambda user: "you" if user.pk == viewer.pk else hidden.get(user.pk, "someone")
 
 
+def member_order(names_hidden):
+    """The order of a list of members: by username where names are shown; else by when
+    each joined, the order pseudonyms are numbered in, so the list's order tells no more
+    than the pseudonyms do (by username it gave identities away)."""
+    return ("role", "created_at", "pk") if names_hidden else ("role", "user__username")
+
+
 def named_groups(groups, name):
     """[(answer, [coders])] with each coder replaced by the name the viewer is shown."""
     return [(value, [name(coder) for coder in coders]) for value, coders in groups]

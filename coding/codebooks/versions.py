@@ -11,7 +11,7 @@ from django.utils.translation import gettext
 
 from coding.access.limits import TEXT_ANSWER_MAX_CHARS, check_key, too_long
 from coding.codebooks import translations as codebook_translations
-from coding.models import Codebook, CodebookVersion, Option, Question
+from coding.models import Codebook, CodebookVersion, Option, Question, Role
 from workbench.prepared import Slot, Statement
 from workbench.text import find_in_json
 
@@ -114,6 +114,15 @@ def draft_new_version(codebook, user=None, note=""):
 _CURRENT_VERSION = Statement(CodebookVersion, lambda codebook: (
     CodebookVersion.objects.filter(codebook_id=codebook, status=CodebookVersion.Status.PUBLISHED)
     .order_by("-number").values_list("pk", "published_at")[:1]), Slot("codebook"))
+
+
+def readable_versions(versions, roles):
+    """The versions (a queryset) a person holding these roles may read: every one for an
+    owner, the published ones for everyone else (a draft may still change, and a coder
+    must not read tomorrow's questions or definitions before they are in force)."""
+    if Role.OWNER in roles:
+        return versions
+    return versions.filter(status=CodebookVersion.Status.PUBLISHED)
 
 
 def published_version(codebook_id):

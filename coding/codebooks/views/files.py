@@ -1,7 +1,7 @@
 """Codebooks as files: JSON and YAML (one versioned schema) and REFI-QDA .qdc: pages.
 
-Any member who may see a codebook downloads any of its versions (the rule of the
-codebook page); only owners import."""
+Any member who may see a codebook downloads any of its published versions, owners its
+drafts too (the rule of the codebook page); only owners import."""
 
 from django import forms
 from django.contrib import messages
@@ -19,14 +19,17 @@ from coding.codebooks.files import (
     FILE_KINDS, FORMATS, MAX_FILE_BYTES, MEDIA_TYPES, InvalidSpec, dump, file_name, import_file,
     read_upload,
 )
+from coding.codebooks.versions import readable_versions
 from coding.models import Role
 
 
 def access_version(user, slug, codebook_id, number):
-    """A codebook version the user may see: any member's (404 for anyone else)."""
+    """A codebook version the user may see: a published one for any member, a draft for
+    owners only (404 for anyone else)."""
     study = access_study(user, slug)
     codebook = get_object_or_404(study.codebooks, pk=codebook_id)
-    return get_object_or_404(codebook.versions.select_related("codebook"), number=number)
+    return get_object_or_404(readable_versions(codebook.versions.select_related("codebook"),
+                                               study.my_roles), number=number)
 
 
 def file_response(version, fmt):

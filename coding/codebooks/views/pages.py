@@ -2,6 +2,7 @@
 version has them) and what changed from the previous version."""
 
 from django.contrib.auth.decorators import login_required
+from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.utils import translation
 from django.views.decorators.http import require_safe
@@ -9,6 +10,7 @@ from django.views.decorators.http import require_safe
 from coding.access.roles import access_study
 from coding.codebooks import translations as codebook_translations
 from coding.codebooks.editing import previous_version, version_diff
+from coding.codebooks.versions import readable_versions
 from coding.models import Role
 
 
@@ -17,9 +19,11 @@ from coding.models import Role
 def codebook_detail(request, slug, codebook_id, number=None):
     study = access_study(request.user, slug)
     codebook = get_object_or_404(study.codebooks, pk=codebook_id)
-    versions = codebook.versions.order_by("number")
+    versions = readable_versions(codebook.versions.order_by("number"), study.my_roles)
     version = (get_object_or_404(versions, number=number) if number
                else codebook.current_version() or versions.last())
+    if version is None:  # a codebook with a draft only, read by someone not an owner
+        raise Http404("This codebook has no published version yet.")
     questions = list(version.questions.prefetch_related("options"))
     # In the reader's language where the version has it, the original one click away.
     translated = codebook_translations.apply(version, questions, translation.get_language())

@@ -2,6 +2,7 @@
 
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import Prefetch
 from drf_spectacular.utils import (
     OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view,
 )
@@ -13,8 +14,11 @@ from coding.access.roles import CAN_SEE_ALL_CODINGS, access_study, may_create_st
 from coding.codebooks.api.editor import NewCodebookSerializer
 from coding.codebooks.editing import new_codebook
 from coding.codebooks.spec import InvalidSpec
+from coding.codebooks.versions import readable_versions
 from coding.labeling.codings import record_reads
-from coding.models import Assignment, Codebook, Coding, Item, OthersWorkRead, Role, Study
+from coding.models import (
+    Assignment, Codebook, CodebookVersion, Coding, Item, OthersWorkRead, Role, Study,
+)
 from coding.rest import filters
 from coding.rest.serializers import (
     AssignmentSerializer, CodebookSerializer, CodingSerializer, ItemSerializer, StudySerializer,
@@ -100,8 +104,12 @@ class CodebookList(StudyScopedList):
     filterset_class = filters.CodebookFilter
 
     def get_queryset(self):
-        return (self.study().codebooks.prefetch_related("versions__questions__options")
-                .order_by("pk"))
+        study = self.study()
+        # Drafts for owners only (codebooks.versions.readable_versions).
+        versions = readable_versions(CodebookVersion.objects.all(), study.my_roles)
+        return (study.codebooks.prefetch_related(
+            Prefetch("versions", queryset=versions.prefetch_related("questions__options")))
+            .order_by("pk"))
 
     @extend_schema(request=NewCodebookSerializer, responses={201: CodebookSerializer})
     def post(self, request, slug):

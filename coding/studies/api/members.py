@@ -17,7 +17,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from coding.access.names import namer, sees_names
+from coding.access.names import member_order, namer, sees_names
 from coding.access.roles import access_study
 from coding.accounts.languages import stored_language
 from coding.labeling.api.coder import as_api_error
@@ -75,7 +75,7 @@ class Members(generics.ListAPIView):
     def get_queryset(self):
         self.scoped = access_study(self.request.user, self.kwargs["slug"])
         return (self.scoped.memberships.filter(deleted_at__isnull=True)
-                .select_related("user").order_by("role", "user__username"))
+                .select_related("user").order_by(*member_order(self.hides_names())))
 
     def hides_names(self):
         return not sees_names(self.scoped, self.scoped.my_roles)

@@ -5,13 +5,15 @@ import copy
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Prefetch
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_safe
 
-from coding.access.names import namer, sees_names
+from coding.access.names import member_order, namer, sees_names
 from coding.access.roles import access_study, may_create_study
-from coding.models import Role, Study
+from coding.codebooks.versions import readable_versions
+from coding.models import CodebookVersion, Role, Study
 from coding.studies import setup as study_setup
 from coding.studies.forms import StudySettingsForm
 from coding.studies.overview import study_overview
@@ -35,10 +37,12 @@ def home(request):
 @require_safe
 def study_detail(request, slug):
     study = access_study(request.user, slug)
-    codebooks = study.codebooks.prefetch_related("versions")
-    members = list(study.memberships.filter(deleted_at__isnull=True)
-                   .select_related("user").order_by("role", "user__username"))
+    # Drafts for owners only (codebooks.versions.readable_versions).
+    codebooks = study.codebooks.prefetch_related(Prefetch("versions", queryset=readable_versions(
+        CodebookVersion.objects.order_by("number"), study.my_roles)))
     names_hidden = not sees_names(study, study.my_roles)
+    members = list(study.memberships.filter(deleted_at__isnull=True)
+                   .select_related("user").order_by(*member_order(names_hidden)))
     checklist = study_setup.setup_checklist(study) if Role.OWNER in study.my_roles else None
     if names_hidden:
         name = namer(study, request.user, study.my_roles)
