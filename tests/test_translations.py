@@ -360,7 +360,7 @@ def test_a_rater_import_job_writes_its_errors_in_the_language_it_was_started_in(
     assert "2 行有误，未导入任何内容：第 2 行，rater：本研究中没有评分者 'nobody'" in job.error
     assert "第 3 行，question：" in job.error and "中没有问题 'colour'" in job.error
     events = list(job.events.order_by("pk").values_list("location", "message"))
-    assert ("第 2 行，rater", "本研究中没有评分者 'nobody'；请先在评分者页面添加") in events
+    assert ("labels.csv 第 2 行，rater", "本研究中没有评分者 'nobody'；请先在评分者页面添加") in events
     page = client_for(olive).get(f"/jobs/{job.pk}/").content.decode()
     assert "评分者编码导入" in page and "Import_rater_codings" not in page
 

@@ -14,6 +14,10 @@ QUOTE_MAX_CHARS = 2_000
 # A whole draft as JSON: the answers, notes and quotes above fit many times over.
 DRAFT_MAX_BYTES = 512 * 1024
 
+# One line of an imported rater file (a CSV row, a JSON Lines record): the answers,
+# evidence and notes above fit in it many times over.
+IMPORT_LINE_MAX_BYTES = 256 * 1024
+
 # Unicode bidirectional controls: in a key they make one name look like another
 # (a "label" that is not the question label). Refused wherever a key is named.
 BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")

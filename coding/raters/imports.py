@@ -17,7 +17,6 @@ kept in `previous`.
 
 import contextlib
 import csv
-import io
 import json
 import os
 from dataclasses import dataclass, field
@@ -29,11 +28,12 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext, pgettext
 
-from coding.access.limits import TEXT_ANSWER_MAX_CHARS, too_long
+from coding.access.limits import IMPORT_LINE_MAX_BYTES, TEXT_ANSWER_MAX_CHARS, too_long
 from coding.codebooks.versions import (
     check_answer, is_shown, questions_with_options, unstorable_text,
 )
 from coding.models import CodebookVersion, Item, Question, Rater, RaterCoding
+from ingest.sources.lines import not_utf8_reason, too_long_reason, wide_encoding
 from workbench import jobs
 from workbench.jobs import user_facing
 
@@ -98,9 +98,60 @@ def format_of(name, given=""):
     return "csv" if str(name).lower().endswith(".csv") else "jsonl"
 
 
+class Unreadable(Exception):
+    """A line that cannot be read as text: not UTF-8, or longer than a line may be. The
+    rest of the file cannot be trusted to split into the same lines, so reading stops."""
+
+    def __init__(self, line, problem):
+        self.line, self.problem = line, problem
+        super().__init__(problem)
+
+
+class TextLines:
+    """A binary file's lines as text, one at a time (csv reads any iterable of lines):
+    UTF-8 (a BOM allowed), each at most IMPORT_LINE_MAX_BYTES; Unreadable names the line
+    otherwise. A file that is not UTF-8 at all (UTF-16, Latin-1, random bytes) is told
+    apart from one bad byte."""
+
+    def __init__(self, raw):
+        self.raw, self.number = raw, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        data = self.raw.readline(IMPORT_LINE_MAX_BYTES + 1)
+        if not data:
+            raise StopIteration
+        self.number += 1
+        if len(data) > IMPORT_LINE_MAX_BYTES and not data.endswith(b"\n"):
+            raise Unreadable(self.number, too_long_reason(IMPORT_LINE_MAX_BYTES))
+        if self.number == 1:
+            if encoding := wide_encoding(data):
+                raise Unreadable(1, not_utf8_reason(encoding))
+            data = data.removeprefix(b"\xef\xbb\xbf")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise Unreadable(self.number, _(
+                "not UTF-8 text (byte %(byte)s); save the file as UTF-8")
+                % {"byte": f"0x{data[error.start]:02x}"}) from None
+
+
 def read_rows(stream, fmt):
-    """(line number, {column: value}) from a text stream; a row that cannot be read is
-    (line, None, why)."""
+    """(line number, {column: value}) from a stream of lines (text, or TextLines over a
+    binary file); a row that cannot be read is (line, None, why). A line that cannot be
+    read as text ends the reading with its error."""
+    try:
+        yield from _rows(stream, fmt)
+    except Unreadable as problem:
+        yield problem.line, None, problem.problem
+    except csv.Error as error:  # a field past csv's own limit, a NUL byte
+        yield getattr(stream, "number", 0) or 1, None, _("not CSV: %(problem)s") % {
+            "problem": error}
+
+
+def _rows(stream, fmt):
     if fmt == "csv":
         reader = csv.DictReader(stream)
         missing = [c for c in REQUIRED if c not in (reader.fieldnames or ())]
@@ -116,6 +167,9 @@ def read_rows(stream, fmt):
             continue
         try:
             row = json.loads(line)
+        except RecursionError:
+            yield number, None, _("malformed JSON: nested too deeply")
+            continue
         except ValueError as error:
             yield number, None, _("not JSON: %(problem)s") % {"problem": error}
             continue
@@ -143,8 +197,7 @@ def import_codings(study, stream, fmt, *, dry_run=False, progress=None):
 
 def import_file(study, path, fmt="", **kwargs):
     with opened(path) as raw:
-        stream = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
-        return import_codings(study, stream, format_of(path, fmt), **kwargs)
+        return import_codings(study, TextLines(raw), format_of(path, fmt), **kwargs)
 
 
 def count_rows(path):
@@ -250,7 +303,10 @@ class _Checker:
             return self.error(line, "evidence", problem), None
         coded_at = row.get("coded_at") or None
         if coded_at is not None:
-            parsed = parse_datetime(str(coded_at)) if isinstance(coded_at, str) else None
+            try:
+                parsed = parse_datetime(coded_at) if isinstance(coded_at, str) else None
+            except ValueError:  # well formed, but no such day or hour (2025-13-45T99:00)
+                parsed = None
             if parsed is None or parsed.tzinfo is None:
                 self.error(line, "coded_at", _("expected a date and time with a time zone, "
                                                "e.g. 2026-01-31T12:00:00Z"))
@@ -443,11 +499,6 @@ def report_text(result):
     return lines
 
 
-def text_stream(data):
-    """Uploaded bytes as a text stream (BOM dropped)."""
-    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
-
-
 # --- as a job ------------------------------------------------------------------------
 
 def start_import(study, user, path, fmt="", dry_run=False):
@@ -480,12 +531,16 @@ def run_import(job, report):
             result = import_file(study, path, fmt, dry_run=job.params["dry_run"],
                                  progress=progress).as_dict()
         except RaterImportError as error:
-            _log_errors(job, error.errors)
+            _log_errors(job, error.errors, path)
             raise
-        _log_errors(job, [(e["line"], e["field"], e["message"]) for e in result["errors"]])
+        _log_errors(job, [(e["line"], e["field"], e["message"]) for e in result["errors"]],
+                    path)
     return {**result, "study": study.slug}
 
 
-def _log_errors(job, errors):
-    for line, name, message in errors:
-        jobs.log(job, message, level="error", location=where(line, name))
+def _log_errors(job, errors, path):
+    """Each bad row a line of the job's log, located by file (its own name: the server's
+    folders are its business), line and field."""
+    name = str(path).replace("\\", "/").rsplit("/", 1)[-1]
+    for line, field_name, message in errors:
+        jobs.log(job, message, level="error", location=f"{name} {where(line, field_name)}")
