@@ -7,7 +7,7 @@ COPY workbench workbench
 COPY coding coding
 COPY ingest ingest
 RUN pip install --no-cache-dir . \
- && DJANGO_SECRET_KEY=build-only DATABASE_URL=sqlite:////tmp/build.sqlite3 \
+ && DJANGO_SECRET_KEY=build-only-build-only-build-only-build-only-build-only DATABASE_URL=sqlite:////tmp/build.sqlite3 \
     DJANGO_STATIC_ROOT=/app/static python manage.py collectstatic --no-input
 RUN useradd --create-home workbench
 USER workbench

@@ -9,6 +9,8 @@ PYTEST_ARGS ?=
 # together so its module-wide worlds are built once. TEST_WORKERS= runs it in one process.
 TEST_WORKERS ?= -n auto --maxprocesses=4 --dist loadfile
 AXE := tests/browser/axe/node_modules/axe-core/axe.min.js
+# The tests' key: long enough for the served mode's rule (workbench.settings.MIN_SECRET_KEY).
+TEST_SECRET_KEY := tests-only-not-a-secret-tests-only-not-a-secret-0123456789
 
 .PHONY: run test test-fast migrate demo install clean axe messages workflow-search
 
@@ -45,7 +47,7 @@ run: demo
 test: $(VENV)/.installed-dev $(AXE)
 	$(BIN)/lint-imports
 	rm -rf var/test
-	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-tests-only-not-a-secret} \
+	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-$(TEST_SECRET_KEY)} \
 	WORKBENCH_VAR_DIR=$${WORKBENCH_VAR_DIR:-var/test} \
 	  $(BIN)/python -m pytest $(TEST_WORKERS) $(PYTEST_ARGS)
 
@@ -65,14 +67,14 @@ messages: $(VENV)/.installed
 # Everything but the browser tests, for a quick loop.
 test-fast: $(VENV)/.installed-dev
 	$(BIN)/lint-imports
-	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-tests-only-not-a-secret} \
+	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-$(TEST_SECRET_KEY)} \
 	WORKBENCH_VAR_DIR=$${WORKBENCH_VAR_DIR:-var/test} \
 	  $(BIN)/python -m pytest -m "not browser" $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # A longer search of the whole-workflow property test than make test's (random seeds).
 WORKFLOW_EXAMPLES ?= 300
 workflow-search: $(VENV)/.installed-dev
-	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-tests-only-not-a-secret} \
+	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-$(TEST_SECRET_KEY)} \
 	WORKBENCH_VAR_DIR=$${WORKBENCH_VAR_DIR:-var/test} WORKFLOW_SEARCH=1 \
 	WORKFLOW_EXAMPLES=$(WORKFLOW_EXAMPLES) \
 	  $(BIN)/python -m pytest tests/test_workflow_properties.py -p no:xdist \

@@ -14,7 +14,7 @@ questions, each item coded by two of three coders. That part needs Django and a
 database: point it at a scratch one, never a study's (it runs `migrate`):
 
     createdb -h 127.0.0.1 -U postgres agreement_bench
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/agreement_bench DJANGO_SECRET_KEY=x \\
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/agreement_bench DJANGO_SECRET_KEY=$(python3 -c "import secrets; print(secrets.token_urlsafe(50))") \\
         .venv/bin/python benchmarks/agreement.py --study [--items 100000]
     WORKBENCH_VAR_DIR=$(mktemp -d) .venv/bin/python benchmarks/agreement.py --study  # SQLite
 

@@ -92,6 +92,13 @@ if not SECRET_KEY:
             "DJANGO_SECRET_KEY must be set when DATABASE_URL or REDIS_URL is set"
         )
     SECRET_KEY = install_secret_key(VAR_DIR)
+# Served, the key signs sessions and password-reset links for everyone: a short one can be
+# guessed. Django's own check (security.W009) asks for 50 characters; this refuses to start.
+MIN_SECRET_KEY = 50
+if not EMBEDDED and len(SECRET_KEY) < MIN_SECRET_KEY:
+    raise ImproperlyConfigured(
+        f"DJANGO_SECRET_KEY has {len(SECRET_KEY)} characters; a served instance needs at least "
+        f"{MIN_SECRET_KEY}: python3 -c 'import secrets; print(secrets.token_urlsafe(50))'")
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")

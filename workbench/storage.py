@@ -36,6 +36,7 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import FileSystemStorage
 from django.http import FileResponse, HttpResponseRedirect
+from django.utils.cache import add_never_cache_headers
 
 CHUNK = 1024 * 1024
 
@@ -229,10 +230,24 @@ def clear_work_folders(pattern):
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
+def private_file(path_or_handle, filename):
+    """A private file's response (an export, a backup): an attachment no cache keeps."""
+    response = FileResponse(path_or_handle, as_attachment=True, filename=filename)
+    add_never_cache_headers(response)
+    return response
+
+
 def download(key, filename):
     """The response handing the stored file to the browser: streamed through this
     process, or (WORKBENCH_DOWNLOADS=signed, object store) a redirect to a short-lived
-    signed URL. None when the file is gone."""
+    signed URL; never kept by a cache. None when the file is gone."""
+    response = _download(key, filename)
+    if response is not None:
+        add_never_cache_headers(response)
+    return response
+
+
+def _download(key, filename):
     storage = _storage()
     filename = SAFE_NAME.sub("_", filename)
     if settings.DOWNLOADS == "signed" and is_remote():
@@ -246,14 +261,14 @@ def download(key, filename):
             answer = obj.get()
         except storage.connection.meta.client.exceptions.NoSuchKey:
             return None
-        response = FileResponse(answer["Body"], as_attachment=True, filename=filename)
+        response = private_file(answer["Body"], filename)
         response["Content-Length"] = answer["ContentLength"]
         return response
     try:
         handle = storage.open(key, "rb")
     except FileNotFoundError:
         return None
-    return FileResponse(handle, as_attachment=True, filename=filename)
+    return private_file(handle, filename)
 
 
 def answers():

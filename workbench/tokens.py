@@ -8,8 +8,10 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.cache import add_never_cache_headers
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, mixins, serializers, status
@@ -49,6 +51,7 @@ class TokenForm(forms.Form):
                  ("never", gettext_lazy("Never expires"))], initial="90")
 
 
+@never_cache  # shows a new token's key once: no cache may keep it
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def tokens_page(request):
@@ -121,7 +124,9 @@ class ApiTokenList(generics.ListCreateAPIView):
         except ValueError as error:
             raise ValidationError({"name": [str(error)]}) from None
         token.key = key
-        return Response(NewApiTokenSerializer(token).data, status=status.HTTP_201_CREATED)
+        response = Response(NewApiTokenSerializer(token).data, status=status.HTTP_201_CREATED)
+        add_never_cache_headers(response)  # the key, shown once: no cache may keep it
+        return response
 
 
 class ApiTokenDetail(mixins.DestroyModelMixin, generics.RetrieveAPIView):

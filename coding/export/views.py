@@ -10,7 +10,7 @@ from pathlib import Path
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_safe
@@ -64,7 +64,7 @@ def download_now(study, options, roles):
     folder = Path(tempfile.mkdtemp(prefix="export-"))
     path = folder / f"{study.slug}-{'-'.join(options['shapes'])}.zip"
     build_bundle(study, path, **options, roles=roles)
-    return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
+    return storage.private_file(open(path, "rb"), path.name)
 
 
 @login_required

@@ -42,6 +42,17 @@ def test_secret_key_is_required_outside_the_embedded_default(tmp_path):
     assert "DJANGO_SECRET_KEY must be set" in result.stderr
 
 
+def test_a_served_instance_refuses_a_short_secret_key(tmp_path):
+    """Issue 36, 7: a 20-character key was accepted in served mode."""
+    result = settings_under(tmp_path, DATABASE_URL="postgres://u@127.0.0.1:5432/x",
+                            DJANGO_SECRET_KEY="s" * 49)
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY has 49 characters; a served instance needs at least 50" \
+        in result.stderr
+    embedded = settings_under(tmp_path, DJANGO_SECRET_KEY="short")  # one machine, no service
+    assert embedded.returncode == 0, embedded.stderr
+
+
 def test_served_mode_uses_postgres_a_real_broker_and_secure_cookies(tmp_path):
     result = settings_under(
         tmp_path, DATABASE_URL="postgres://u@127.0.0.1:5432/x", REDIS_URL="redis://127.0.0.1:6379/0",

@@ -32,7 +32,7 @@ def fresh(tmp_path):
     var = tmp_path / "fresh-var"
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("WORKBENCH_S3_", "REDIS_URL", "DATABASE_URL"))}
-    env.update(WORKBENCH_VAR_DIR=str(var), DJANGO_SECRET_KEY="fresh-instance-for-tests")
+    env.update(WORKBENCH_VAR_DIR=str(var), DJANGO_SECRET_KEY="fresh-instance-for-tests-" + "x" * 40)
     name = None
     if os.environ.get("DATABASE_URL", "").startswith("postgres"):
         name = f"{connection.settings_dict['NAME']}_fresh"
