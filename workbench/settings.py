@@ -363,7 +363,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # A refused request (403) is one line, not a traceback (workbench.logfilters).
+    "filters": {"one_line_refusals": {"()": "workbench.logfilters.OneLineRefusals"}},
+    "handlers": {"console": {"class": "logging.StreamHandler",
+                             "filters": ["one_line_refusals"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
 

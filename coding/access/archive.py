@@ -1,9 +1,10 @@
-"""Archived studies are closed to new work: the one check every door calls.
+"""Archived studies change no more: the one check every door calls.
 
-An archived study (`Study.archived_at`) stays readable by its members, but no item is
-reserved, no coding submitted and no import started in it until an owner restores it.
-The queue, the submission and the import call `check_open`; `coding.access.middleware` turns
-the refusal into a 409 page or a 409 `{"code": "archived"}` answer of the API.
+An archived study (`Study.archived_at`) stays readable by its members, but nothing in it
+changes until an owner restores it: no item reserved or skipped, no coding submitted, no
+decision, no import, no member, invite, codebook, calibration, rater or setting changed.
+Each of those calls `check_open`; `coding.access.middleware` turns the refusal into a 409
+page or a 409 `{"code": "archived"}` answer of the API. Restoring is the one change left.
 """
 
 from django.utils.translation import gettext as _
@@ -13,9 +14,10 @@ class StudyArchived(Exception):
     code = "archived"
 
     def __init__(self, study):
-        super().__init__(_("The study “%(name)s” is archived: it takes no new work (no items "
-                           "handed out, no codings submitted, no imports). An owner can restore "
-                           "it.") % {"name": study.name})
+        super().__init__(_("The study “%(name)s” is archived: nothing in it changes (no items "
+                           "handed out, no codings, decisions or imports, no changes to members, "
+                           "codebooks or settings). An owner can restore it.")
+                         % {"name": study.name})
         self.study = study
 
 

@@ -19,6 +19,7 @@ from django.db.models import Count, Exists, F, Max, OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
+from coding.access.archive import check_open
 from coding.codebooks.versions import (
     check_answer, is_shown, published_version, questions_with_options,
 )
@@ -422,6 +423,7 @@ def decide(item, question_key, value, user, rationale=""):
 
     A value that no coder gave needs a rationale.
     """
+    check_open(item.study)
     if not can_decide(item, user):
         raise PermissionDenied("You coded this item; this study does not let coders decide "
                                "their own items.")

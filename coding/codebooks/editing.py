@@ -21,6 +21,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from coding.access import audit
+from coding.access.archive import check_open
 from coding.codebooks.diff import change_counts, diff
 from coding.codebooks.spec import InvalidSpec, SpecError, check, save_draft, spec_of
 from coding.codebooks.translations import pruned
@@ -62,6 +63,7 @@ def version_diff(version):
 @transaction.atomic
 def new_codebook(study, actor, name, applies_to, description=""):
     """A codebook with an empty draft v1: nothing is published until the owner says so."""
+    check_open(study)
     spec = check({"name": name, "applies_to": applies_to, "description": description,
                   "questions": []})
     if study.codebooks.filter(name=spec["name"]).exists():
@@ -83,6 +85,7 @@ def new_codebook(study, actor, name, applies_to, description=""):
 def start_draft(codebook, actor):
     """(draft, made): the codebook's draft, made from the newest version when there is none.
     Two concurrent calls make one draft (the version number is unique per codebook)."""
+    check_open(codebook.study)
     Codebook.objects.select_for_update().filter(pk=codebook.pk).first()
     draft = draft_of(codebook)
     if draft is not None:
@@ -117,6 +120,7 @@ def save_spec(version, actor, spec, base=None):
     """Write the spec into the draft (checked first; nothing written if it has errors).
     With `base`, the revision the editor started from, a draft saved meanwhile by someone
     else is not overwritten: Conflict."""
+    check_open(version.codebook.study)
     CodebookVersion.objects.select_for_update().filter(pk=version.pk).first()
     before = spec_of(version)
     if base is not None and base != revision(before):
@@ -145,6 +149,7 @@ def publish_draft(codebook, actor, note, open_assignments, number=None, *, handl
     (coding.actions.publish passes the queue's, coding.labeling.open_work).
 
     Raises InvalidSpec (located errors; nothing changes) or NothingToPublish."""
+    check_open(codebook.study)
     errors = []
     note = (note or "").strip()
     if not note:

@@ -18,6 +18,7 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop, ngettext
 
+from coding.access.archive import check_open
 from coding.access.audit import record, target_of
 from coding.codebooks.versions import check_values, shown_key
 from coding.labeling import queue
@@ -222,6 +223,7 @@ def add_items(study, actor, *, ids=(), keys=()):
     """Move main-round items nobody has started into calibration, named by item id or
     document key: all of them, or none (ValidationError naming each one refused).
     Returns {"added": [document keys], "already": [document keys already in calibration]}."""
+    check_open(study)
     ids, keys = list(dict.fromkeys(ids)), list(dict.fromkeys(keys))
     unreadable = {shown_key(k): _("not a document key") for k in keys
                   if not isinstance(k, str) or "\x00" in k or len(k) > 300}
@@ -261,6 +263,7 @@ def add_items(study, actor, *, ids=(), keys=()):
 def remove_item(study, item, actor):
     """Move a calibration item nobody has started back to the main round, its reference
     answer dropped (kept in the audit entry); ValidationError says why not otherwise."""
+    check_open(study)
     item = Item.objects.select_for_update(of=("self",)).select_related("document").get(pk=item.pk)
     key = item.document.key
     if item.round != CALIBRATION or item.deleted_at is not None:
@@ -279,6 +282,7 @@ def remove_item(study, item, actor):
 def set_reference(item, values, actor):
     """Store the item's reference answers: complete and valid for the current version of
     its codebook (coding.codebooks.versions.check_values), or ValidationError keyed by question."""
+    check_open(item.study)
     # Under the item's lock, so an item moved back to the main round meanwhile is refused.
     locked = (Item.objects.select_for_update(of=("self",)).filter(pk=item.pk)
               .values("round", "deleted_at", "reference_values").first())
@@ -314,6 +318,7 @@ def check_threshold(value):
 def change(study, actor, *, threshold=None, waived=None):
     """Set the pass threshold and waive (or require) calibration per coder, by username
     ({"cora": True}): all of it, or nothing (ValidationError naming each bad part)."""
+    check_open(study)
     errors = {}
     if threshold is not None:
         try:

@@ -221,6 +221,7 @@ def release(held, **still):
 @transaction.atomic
 def skip(assignment, reason):
     """The coder passes on the item; the slot goes back to the pool, never to them again."""
+    check_open(assignment.item.study)
     if not reason.strip():
         raise ValueError(gettext("Say why you skip this item."))
     if Assignment.objects.filter(pk=assignment.pk, status=ACTIVE).update(

@@ -10,6 +10,7 @@ from django.db.models import Count
 from django.utils.translation import gettext, pgettext
 
 from coding.access import audit
+from coding.access.archive import check_open
 from coding.models import Codebook, Comparison, Membership, Rater
 from coding.raters import comparisons
 
@@ -26,6 +27,7 @@ def raters_of(study):
 def add_rater(study, user, *, kind, name, model_version="", config_hash="", provenance="",
               member=None):
     """A new rater; ValidationError naming the field when something is wrong."""
+    check_open(study)
     if kind not in Rater.Kind.values:
         raise ValidationError({"kind": gettext("one of %(choices)s")
                                % {"choices": ", ".join(Rater.Kind.values)}})
@@ -60,6 +62,7 @@ def add_comparison(study, user, *, name, first, second, question, codebook=None,
     """A named comparison of rater `first` (rows) with `second` (columns; None for the
     final decisions) on the question keyed `question`; kappa weighted as
     coding.raters.comparisons.checked_weights allows (unweighted by default)."""
+    check_open(study)
     first, second = (_rater(study, n, field) for n, field in ((first, "first"),
                                                                 (second, "second")))
     if first is None:

@@ -31,6 +31,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from coding.access import audit
+from coding.access.archive import check_open
 from coding.accounts.languages import stored_language
 from coding.labeling.queue import release
 from coding.models import Assignment, Invite, Membership, Role
@@ -148,6 +149,7 @@ def mixed_roles_question():
 
 
 def _grant(study, user, role, leaving=None):
+    check_open(study)
     check_combination(study, user, role, leaving)
     row = Membership.objects.select_for_update().filter(study=study, user=user, role=role).first()
     if row is not None and row.deleted_at is None:
@@ -188,6 +190,7 @@ def change_role(membership, role, actor):
 
 def remove_member(membership, actor):
     """Remove one role (soft). The study's last owner cannot be removed."""
+    check_open(membership.study)
     study = membership.study
     with transaction.atomic():
         row = _lock_for_ending(membership)
@@ -254,6 +257,7 @@ def pending_invites(study):
 
 def create_invite(study, role, actor, *, note="", email="", days=INVITE_DAYS):
     """A new invite; returns (invite, token). The token is kept nowhere: show it now."""
+    check_open(study)
     check_role(role)
     if not isinstance(days, int) or not 1 <= days <= MAX_INVITE_DAYS:
         raise ValidationError({"days": _("An invite lasts 1 to %(max)d days.")
@@ -316,6 +320,7 @@ def invite_language(invite, maker_language=None):
 
 def revoke_invite(invite, actor):
     """Revoke an unused invite; a used one cannot be (Refused). Revoking twice is harmless."""
+    check_open(invite.study)
     with transaction.atomic():
         changed = Invite.objects.filter(pk=invite.pk, used_at__isnull=True,
                                         revoked_at__isnull=True).update(revoked_at=timezone.now())

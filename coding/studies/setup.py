@@ -17,6 +17,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
+from coding.access.archive import check_open
 from coding.access.audit import entries_for, record, target_in_words, target_of
 from coding.access.roles import may_create_study
 from coding.codebooks.diff import summary_line
@@ -211,6 +212,7 @@ def update_study(study, user, changes):
     """Apply an owner's changes to EDITABLE fields (already validated by the form or
     serializer) and audit each kind of change with its old and new value: a rename, a new
     description, other settings. Returns the study as saved."""
+    check_open(study)  # an archived study changes nothing but being restored
     from coding.labeling.queue import sync_targets  # the queue builds on modules this one uses
 
     current = Study.objects.select_for_update().get(pk=study.pk)
