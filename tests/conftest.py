@@ -78,6 +78,15 @@ def make_beta(people):
     return study
 
 
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Each test starts with an empty cache: throttles count refusals there
+    (workbench.auth.Refusals), and one test's must not refuse the next one's requests."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def people(db):
     return make_people()

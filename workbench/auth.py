@@ -7,6 +7,7 @@ must not import DRF views itself.
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.cache import cache
 from django.utils import timezone
 from knox.auth import TokenAuthentication as KnoxTokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
@@ -28,6 +29,33 @@ def client_address(request):
         if len(forwarded) >= count:
             return forwarded[-count]
     return request.META.get("REMOTE_ADDR")
+
+
+class Refusals:
+    """Refused attempts from one address at something guessable other than logging in
+    (an invite's token), throttled as login is: after settings.AXES_FAILURE_LIMIT refusals
+    within AXES_COOLOFF_TIME the address is refused outright until they age out. Kept in
+    the cache (per process without a shared one, as DRF's throttles are)."""
+
+    def __init__(self, scope):
+        self.scope = scope
+
+    def _key(self, request):
+        return f"refusals:{self.scope}:{client_address(request)}"
+
+    def blocked(self, request):
+        return cache.get(self._key(request), 0) >= settings.AXES_FAILURE_LIMIT
+
+    def note(self, request):
+        key, seconds = self._key(request), int(settings.AXES_COOLOFF_TIME.total_seconds())
+        if not cache.add(key, 1, seconds):
+            try:
+                cache.incr(key)
+            except ValueError:  # expired between the two calls
+                cache.add(key, 1, seconds)
+
+    def minutes(self):
+        return int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
 
 
 class TokenAuthentication(KnoxTokenAuthentication):

@@ -35,6 +35,7 @@ from coding.access.archive import check_open
 from coding.accounts.languages import stored_language
 from coding.labeling.queue import release
 from coding.models import Assignment, Invite, Membership, Role
+from workbench.auth import Refusals
 
 log = logging.getLogger(__name__)
 
@@ -234,6 +235,11 @@ def release_leases(study_id, coder_id):
 
 
 # --- invites ------------------------------------------------------------------------------
+
+# Guessing invite tokens is throttled as guessing passwords is (workbench.auth.Refusals):
+# the accept page and API count each refused token against the address.
+INVITE_REFUSALS = Refusals("invite")
+
 
 def token_hash(token):
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()

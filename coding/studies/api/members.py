@@ -8,6 +8,7 @@ answer only, the POST that made it.
 
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -266,11 +267,25 @@ class AcceptInvite(APIView):
         """Join a study with an invite's token. Not signed in: send a username and password
         and a new account is made. Signed in (session or API token): send the token alone
         and the role is added to your account. An unknown token is 404."""
+        if service.INVITE_REFUSALS.blocked(request):
+            return Response({"detail": f"Too many refused invite tokens from this address; "
+                                       f"try again in {service.INVITE_REFUSALS.minutes()} minutes."},
+                            status=status.HTTP_429_TOO_MANY_REQUESTS)
         data = AcceptSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         signed_in = request.user.is_authenticated
         account = None
+        # The token first: only someone holding a live invite learns anything more (that
+        # a username is taken, say), and each refused token counts against the address.
+        try:
+            service.check_usable(service.find_invite(values["token"]))
+        except Http404:
+            service.INVITE_REFUSALS.note(request)
+            raise
+        except service.InviteGone as gone:
+            service.INVITE_REFUSALS.note(request)
+            return refused(gone, status.HTTP_410_GONE)
         if signed_in and ("username" in values or "password" in values):
             raise ValidationError({"username": ["You are signed in: the invite is accepted for "
                                                 "your account. Send the token alone."]})

@@ -198,13 +198,21 @@ def invite_revoke(request, slug, invite_id):
 @never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
 def invite_page(request, invite_token):
-    """Anyone holding the link: a new account (or, signed in, their own) joins the study."""
+    """Anyone holding the link: a new account (or, signed in, their own) joins the study.
+    A refused token posted counts against the address, as the API's does."""
+    posted = request.method == "POST"
+    if posted and service.INVITE_REFUSALS.blocked(request):
+        return render(request, "coding/invite_accept.html", {"unknown": True}, status=429)
     try:
         invite = service.find_invite(invite_token)
         service.check_usable(invite)
     except Http404:
+        if posted:
+            service.INVITE_REFUSALS.note(request)
         return render(request, "coding/invite_accept.html", {"unknown": True}, status=404)
     except service.InviteGone as gone:
+        if posted:
+            service.INVITE_REFUSALS.note(request)
         return render(request, "coding/invite_accept.html",
                       {"invite": invite, "gone": str(gone)}, status=410)
     signed_in = request.user.is_authenticated

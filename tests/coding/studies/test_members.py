@@ -197,18 +197,28 @@ def test_a_used_invite_cannot_be_revoked(alpha, people, client_for):
     assert made.revoked_at is None and made.used_by == people["otto"]
 
 
-def test_unknown_tokens_are_not_found_and_say_nothing(alpha, people):
+def test_unknown_tokens_are_not_found_and_say_nothing(alpha, people, settings):
+    """And guessing is throttled as guessing passwords is: after AXES_FAILURE_LIMIT
+    refused tokens the address gets 429 (issue 36, 7: acceptance was not throttled)."""
     invite(alpha, people)
     guesses = ["A" * 43, "x", "../../admin", members.token_hash("nothing")[:43],
                *[__import__("secrets").token_urlsafe(32) for _ in range(20)]]
-    for guess in guesses:
+    for n, guess in enumerate(guesses):
         page = Client().get(f"/invite/{guess}/")
         api = as_json(Client(), "post", "/api/invites/accept/",
                       {"token": guess, "username": "guesser", "password": STRONG})
-        assert (page.status_code, api.status_code) == (404, 404), guess
+        expected = 404 if n < settings.AXES_FAILURE_LIMIT else 429
+        assert (page.status_code, api.status_code) == (404, expected), guess
         for body in (page.content, api.content):
             assert b"Alpha" not in body and b"coder" not in body.lower()
     assert not User.objects.filter(username="guesser").exists()
+
+
+def test_a_username_is_checked_only_for_a_live_invite(alpha, people):
+    """Issue 36, 7: with any token, a taken username was named as existing."""
+    probe = as_json(Client(), "post", "/api/invites/accept/",
+                    {"token": "B" * 43, "username": "cora", "password": STRONG})
+    assert probe.status_code == 404 and b"already exists" not in probe.content
 
 
 def test_the_token_is_kept_nowhere_in_clear(alpha, people, client_for, settings):
