@@ -590,6 +590,10 @@ def decide_in_the_browser(ada, path):
     question.locator("textarea[name^='why-']").fill(payload("adjudicator rationale typed"))
     with page.expect_navigation():
         page.locator("#review-form button[type=submit]").click()
+    if page.locator("#partial-confirm").count():  # other questions stay open: confirm
+        ada.check("asked before a partial decision")
+        with page.expect_navigation():
+            page.locator("#partial-confirm button[name=partial]").click()
     ada.check("after recording a decision")
 
 
