@@ -104,7 +104,8 @@ def comparisons(study):
     first = {}
     for coder_id, item_id, key, reference, values in (
             Coding.objects.filter(assignment__item__study=study,
-                                  assignment__item__round=CALIBRATION)
+                                  assignment__item__round=CALIBRATION,
+                                  phase=Coding.Phase.INDEPENDENT)
             .order_by("revision").values_list(
                 "assignment__coder", "assignment__item", "assignment__item__document__key",
                 "assignment__item__reference_values", "values")):

@@ -298,9 +298,11 @@ def coder_round(study, coder):
 
 def _calibration_rows(study, coder):
     mine = Assignment.objects.filter(item=OuterRef("pk"), coder_id=coder)
-    # The first submission: revisions after it never change the score (issue 36: each
-    # revision moved the shown percentage exactly when an answer matched, an oracle).
-    answers = (Coding.objects.filter(assignment__item=OuterRef("pk"), assignment__coder_id=coder)
+    # The first submission, when independent: revisions after it never change the score
+    # (issue 36: each revision moved the shown percentage exactly when an answer matched,
+    # an oracle), and a first coding made after reading another coder's is not counted.
+    answers = (Coding.objects.filter(assignment__item=OuterRef("pk"), assignment__coder_id=coder,
+                                     phase=Coding.Phase.INDEPENDENT)
                .order_by("revision").values("values")[:1])
     waived = Membership.objects.filter(study_id=study, user_id=coder, role=Role.CODER,
                                        calibration_waived=True)
@@ -511,7 +513,8 @@ def calibration_scores(study):
     first = {}
     for coder_id, item_id, reference, values in (
             Coding.objects.filter(assignment__item__study=study,
-                                  assignment__item__round=CALIBRATION)
+                                  assignment__item__round=CALIBRATION,
+                                  phase=Coding.Phase.INDEPENDENT)
             .order_by("revision").values_list("assignment__coder", "assignment__item",
                                               "assignment__item__reference_values", "values")):
         first.setdefault((coder_id, item_id), (reference or {}, values))

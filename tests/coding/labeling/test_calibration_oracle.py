@@ -75,3 +75,23 @@ def test_a_revision_is_never_less_informed_than_the_one_before(alpha, people):
     later = record_coding(assignment, {"label": "rl_method", "scope": "general", "size_b": 8,
                                        "failures": ["none"], "code_released": "no"})
     assert (informed.phase, later.phase) == ("informed", "informed")
+
+
+def test_a_calibration_coding_made_after_reading_another_coders_does_not_count(
+        calibrated, people, client_for):
+    """A coder who may also adjudicate read another coder's calibration answers on the
+    review page, then coded the item: informed, and not in the score."""
+    calibrated.coders_hold_other_roles = True
+    calibrated.save()
+    from coding.models import Membership, Role
+
+    Membership.objects.create(study=calibrated, user=people["cora"], role=Role.ADJUDICATOR)
+    item = Item.objects.filter(study=calibrated, round=Item.Round.CALIBRATION).first()
+    factories.code(item, people["cyril"], label="rl_method", scope="general",
+                   code_released="yes")
+    assert client_for(people["cora"]).get(
+        f"/studies/{calibrated.slug}/review/{item.pk}/").status_code == 200
+    coding = factories.code(item, people["cora"], label="rl_method", scope="general",
+                            code_released="yes")
+    assert coding.phase == "informed"
+    assert queue.calibration_score(calibrated, people["cora"]) is None  # nothing counted
