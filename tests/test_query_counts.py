@@ -291,6 +291,7 @@ NOT_COUNTED = {
     "api/codebook-format/v1/": "the codebook file format's JSON Schema, a constant",
     "studies/new/": "a form to create a study: reads only who asks",
     "invite/<str:invite_token>/": "one invite by its token (an indexed row)",
+    "invite/": "one invite by the token the session holds (an indexed row)",
     "studies/<slug:slug>/exports/<int:job_id>/download/": "streams one finished export file",
     "api/studies/<slug:slug>/exports/<int:job_id>/download/": "streams one finished export file",
     "studies/<slug:slug>/backups/<int:backup_id>/download/": "streams one finished backup file",

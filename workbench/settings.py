@@ -364,10 +364,16 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     # A refused request (403) is one line, not a traceback (workbench.logfilters).
-    "filters": {"one_line_refusals": {"()": "workbench.logfilters.OneLineRefusals"}},
+    # An invite link's token never reaches the log.
+    "filters": {"one_line_refusals": {"()": "workbench.logfilters.OneLineRefusals"},
+                "redacted_invites": {"()": "workbench.logfilters.RedactedInviteLinks"}},
     "handlers": {"console": {"class": "logging.StreamHandler",
-                             "filters": ["one_line_refusals"]}},
+                             "filters": ["one_line_refusals", "redacted_invites"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # The development server's request lines go through the same handler (Django gives
+    # them one of their own, which would log an invite link's token as it is).
+    "loggers": {"django.server": {"handlers": ["console"], "level": "INFO",
+                                  "propagate": False}},
 }
 
 # Files (uploads, import files, export bundles, backups) go through Django's storage API

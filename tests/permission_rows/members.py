@@ -20,6 +20,10 @@ ROWS = {
     "studies/<slug:slug>/invites/": {"POST": "LNFFFFY"},
     "studies/<slug:slug>/invites/<int:invite_id>/revoke/": {"POST": "LNFFFFY"},
     "invite/<str:invite_token>/": ANYONE,
+    # The invite page once the link moved its token into the session: without one (as
+    # here), nothing to show anyone.
+    "invite/": {"GET": "NNNNNNN", "POST": "NNNNNNN", "PUT": "MMMMMMM", "PATCH": "MMMMMMM",
+                "DELETE": "MMMMMMM"},
     # Replaces the table's GET-only row: every member reads, owners add.
     "api/studies/<slug:slug>/members/": {"GET": "LNYYYYY", "POST": "LNFFFFY"},
     "api/studies/<slug:slug>/members/<int:member_id>/": {"PATCH": "LNFFFFY",

@@ -195,11 +195,25 @@ def invite_revoke(request, slug, invite_id):
     return redirect("members", slug=slug)
 
 
+# Where the invite page keeps the token once the link was opened.
+INVITE_SESSION_KEY = "invite_token"
+
+
 @never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
-def invite_page(request, invite_token):
+def invite_page(request, invite_token=None):
     """Anyone holding the link: a new account (or, signed in, their own) joins the study.
-    A refused token posted counts against the address, as the API's does."""
+    Opening the link moves its token into the session and redirects to /invite/, so the
+    token leaves the address bar, the history and any Referer at once (and the server's
+    own request log redacts the first line: workbench.logfilters). A refused token
+    posted counts against the address, as the API's does."""
+    if invite_token is not None and request.method in ("GET", "HEAD"):
+        request.session[INVITE_SESSION_KEY] = invite_token
+        return redirect("invite-pending")
+    if invite_token is None:
+        invite_token = request.session.get(INVITE_SESSION_KEY)
+        if not invite_token:
+            return render(request, "coding/invite_accept.html", {"unknown": True}, status=404)
     posted = request.method == "POST"
     if posted and service.INVITE_REFUSALS.blocked(request):
         return render(request, "coding/invite_accept.html", {"unknown": True}, status=429)
@@ -232,6 +246,7 @@ def invite_page(request, invite_token):
             else:
                 add_errors(form, refused)
         else:
+            request.session.pop(INVITE_SESSION_KEY, None)
             if not signed_in:
                 log_in(request, membership.user)
             messages.success(request, _("Welcome to %(study)s: you are %(role)s here.") % {
@@ -256,5 +271,6 @@ urlpatterns = [
     path("studies/<slug:slug>/invites/", invite_create, name="invite-create"),
     path("studies/<slug:slug>/invites/<int:invite_id>/revoke/", invite_revoke,
          name="invite-revoke"),
+    path("invite/", invite_page, name="invite-pending"),
     path("invite/<str:invite_token>/", invite_page, name="invite"),
 ]

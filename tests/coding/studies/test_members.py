@@ -113,7 +113,7 @@ def test_an_invite_link_works_once(alpha, people):
     again = Client().post(f"/invite/{token}/", {"username": "mallory", "password1": STRONG,
                                                 "password2": STRONG})
     assert again.status_code == 410 and b"already used" in again.content
-    assert Client().get(f"/invite/{token}/").status_code == 410
+    assert Client().get(f"/invite/{token}/", follow=True).status_code == 410
     api = as_json(Client(), "post", "/api/invites/accept/",
                   {"token": token, "username": "mallory", "password": STRONG})
     assert api.status_code == 410
@@ -169,7 +169,7 @@ def test_a_second_use_after_the_first_makes_no_account(alpha, people):
 def test_an_expired_link_is_gone(alpha, people):
     made, token = invite(alpha, people, days=1)
     Invite.objects.filter(pk=made.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    page = Client().get(f"/invite/{token}/")
+    page = Client().get(f"/invite/{token}/", follow=True)
     assert page.status_code == 410 and b"expired" in page.content
     posted = Client().post(f"/invite/{token}/", {"username": "late", "password1": STRONG,
                                                  "password2": STRONG})
@@ -184,7 +184,7 @@ def test_a_revoked_link_is_gone(alpha, people, client_for):
     olive = client_for(people["olive"])
     assert olive.post(f"/studies/{alpha.slug}/invites/{made.pk}/revoke/").status_code == 302
     assert as_json(olive, "delete", f"{api_invites(alpha)}{made.pk}/").status_code == 204
-    assert Client().get(f"/invite/{token}/").status_code == 410
+    assert Client().get(f"/invite/{token}/", follow=True).status_code == 410
     assert AuditEntry.objects.filter(action="invite.revoke").count() == 1  # revoked once
 
 
@@ -204,7 +204,7 @@ def test_unknown_tokens_are_not_found_and_say_nothing(alpha, people, settings):
     guesses = ["A" * 43, "x", "../../admin", members.token_hash("nothing")[:43],
                *[__import__("secrets").token_urlsafe(32) for _ in range(20)]]
     for n, guess in enumerate(guesses):
-        page = Client().get(f"/invite/{guess}/")
+        page = Client().get(f"/invite/{guess}/", follow=True)
         api = as_json(Client(), "post", "/api/invites/accept/",
                       {"token": guess, "username": "guesser", "password": STRONG})
         expected = 404 if n < settings.AXES_FAILURE_LIMIT else 429
@@ -301,7 +301,7 @@ def test_passwords_follow_djangos_rules(alpha, people):
 def test_the_new_account_is_logged_in_and_lands_on_the_study(alpha, people):
     made, token = invite(alpha, people, email="nadia@example.org")
     browser = Client()
-    form = browser.get(f"/invite/{token}/")
+    form = browser.get(f"/invite/{token}/", follow=True)
     assert form.status_code == 200
     assert b"Alpha study" in form.content and b"coder" in form.content
     landed = browser.post(f"/invite/{token}/", {"username": "nadia", "password1": STRONG,
@@ -320,7 +320,7 @@ def test_the_new_account_is_logged_in_and_lands_on_the_study(alpha, people):
 def test_a_signed_in_person_joins_with_their_own_account(alpha, people, client_for):
     _, token = invite(alpha, people, role=Role.VIEWER)
     otto = client_for(people["otto"])
-    page = otto.get(f"/invite/{token}/")
+    page = otto.get(f"/invite/{token}/", follow=True)
     assert page.status_code == 200 and b"Join as otto" in page.content
     assert otto.post(f"/invite/{token}/").status_code == 302
     assert live_roles(alpha, people["otto"]) == [Role.VIEWER]
@@ -343,10 +343,10 @@ def test_an_archived_study_takes_no_one_through_its_links(alpha, people):
     _, token = invite(alpha, people)
     alpha.archived_at = timezone.now()
     alpha.save()
-    assert Client().get(f"/invite/{token}/").status_code == 410
+    assert Client().get(f"/invite/{token}/", follow=True).status_code == 410
     alpha.deleted_at = timezone.now()
     alpha.save()
-    assert Client().get(f"/invite/{token}/").status_code == 404  # gone entirely: as unknown
+    assert Client().get(f"/invite/{token}/", follow=True).status_code == 404  # gone entirely: as unknown
 
 
 def test_the_link_is_mailed_only_when_a_mail_server_is_set(alpha, people, client_for, settings):
@@ -536,7 +536,7 @@ def test_invite_command_prints_a_working_link(alpha, people, settings):
     assert (made.note, made.role) == ("Nadia", "coder")
     assert timedelta(days=3) - (made.expires_at - made.created_at) < timedelta(seconds=5)
     token = link.rstrip("/").rsplit("/", 1)[-1]
-    assert Client().get(f"/invite/{token}/").status_code == 200
+    assert Client().get(f"/invite/{token}/", follow=True).status_code == 200
     with pytest.raises(CommandError, match="1 to 30 days"):
         call_command("invite", alpha.slug, "coder", "--days", "31")
 
@@ -567,7 +567,8 @@ def test_the_pages_hold_no_inline_code(alpha, people, client_for):
     olive = client_for(people["olive"])
     pages = [olive.get(members_url(alpha)),
              olive.post(f"/studies/{alpha.slug}/invites/", {"role": "coder", "days": 7}),
-             Client().get(f"/invite/{token}/"), olive.get(f"/invite/{token}/"),
+             Client().get(f"/invite/{token}/", follow=True),
+             olive.get(f"/invite/{token}/", follow=True),
              Client().get("/invite/not-a-token-at-all-not-at-all/")]
     for page in pages:
         assert inline_code(page.content.decode()) == [], page.request["PATH_INFO"]
@@ -588,3 +589,26 @@ def test_an_owner_who_steps_down_lands_where_they_still_belong(alpha, people, cl
     left = ada.post(f"{members_url(alpha)}{viewer.pk}/remove/")
     assert left["Location"] == members_url(alpha)
     assert live_roles(alpha, people["olive"]) == []
+
+
+def test_an_invite_link_leaves_the_address_and_the_log(alpha, people, caplog):
+    """Issue 36, 7: a live invite token was written to the request log when the invitee
+    opened /invite/<token>/, and stayed in the address bar, the history and Referers."""
+    import logging
+
+    from workbench.logfilters import RedactedInviteLinks
+
+    _, token = invite(alpha, people)
+    browser = Client()
+    opened = browser.get(f"/invite/{token}/")
+    assert opened.status_code == 302 and opened["Location"] == "/invite/"
+    page = browser.get("/invite/")
+    assert page.status_code == 200 and token not in page.content.decode()
+    joined = browser.post("/invite/", {"username": "nadia", "password1": STRONG,
+                                       "password2": STRONG})
+    assert joined.status_code == 302
+    assert alpha.memberships.filter(user__username="nadia").exists()
+    record = logging.LogRecord("django.server", logging.INFO, __file__, 1, '"%s" %s %s',
+                               (f"GET /invite/{token}/ HTTP/1.1", "302", "0"), None)
+    RedactedInviteLinks().filter(record)
+    assert token not in record.getMessage() and "/invite/…/" in record.getMessage()

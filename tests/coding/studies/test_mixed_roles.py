@@ -32,7 +32,7 @@ def test_the_owner_cannot_make_a_coder_a_viewer_or_an_adjudicator(alpha, people,
 def test_a_coder_cannot_take_a_viewer_invite_and_is_told_why(alpha, people, client_for):
     _, token = service.create_invite(alpha, Role.VIEWER, people["olive"])
     cora = client_for(people["cora"])
-    page = cora.get(f"/invite/{token}/").content.decode()
+    page = cora.get(f"/invite/{token}/", follow=True).content.decode()
     assert 'id="mixed-roles"' in page and "Join as cora" not in page
     refused = cora.post("/api/invites/accept/", {"token": token},
                         content_type="application/json")
