@@ -7,7 +7,8 @@ Integers and numbers become nullable Int64 / Float64, booleans nullable boolean,
 datetimes UTC timestamps, and columns with categories pandas categoricals in
 codebook order (ordered where the question's level is ordinal). Empty cells are
 missing values; the `__status` / `status` columns say whether that means "not
-applicable", "missing" or "undecided". Text that the CSV writer guarded against
+applicable", "missing", "undecided" (a disagreement waiting) or "pending" (the item's
+codings are not all in). Text that the CSV writer guarded against
 spreadsheet formulas (a ' before =, +, -, @ …) comes back as it was. Needs only pandas and
 pyarrow.
 """

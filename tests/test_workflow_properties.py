@@ -10,7 +10,7 @@ API until nothing is open, and the export loaded with pandas. What must hold, al
 - the import's counters add up to the records read;
 - no agreement computation fails, and nothing stored is NaN or infinite;
 - every open disagreement can be closed through the API, and at every step the review
-  list's open set is the export's undecided set (of the items whose coding is complete);
+  list's open set is the export's undecided set (an item still being coded is pending);
 - every stored quote is in the export's evidence table;
 - the methods text's counts are the report's.
 
@@ -295,13 +295,15 @@ def export(study, tmp_path, name):
 
 
 def undecided_in_export(tables, spec, study):
-    """The export's undecided questions of the items whose coding is complete (an item
-    still waiting for a coder is undecided too, and is no disagreement yet)."""
-    complete = set(adjudication.complete_items(study).values_list("pk", flat=True))
+    """The export's undecided questions (an item still waiting for a coder is pending, no
+    disagreement yet)."""
     wide = next(frame for name, frame in tables.items() if name.startswith("wide"))
+    pending = {int(row["item_id"]) for _, row in wide.iterrows()
+               if any(row.get(f"{q['key']}__status") == "pending" for q in spec["questions"])}
+    complete = set(adjudication.complete_items(study).values_list("pk", flat=True))
+    assert not pending & complete, "a complete item is pending"
     return {(int(row["item_id"]), q["key"]) for _, row in wide.iterrows()
-            for q in spec["questions"] if row.get(f"{q['key']}__status") == "undecided"
-            and int(row["item_id"]) in complete}
+            for q in spec["questions"] if row.get(f"{q['key']}__status") == "undecided"}
 
 
 def open_in_list(study):

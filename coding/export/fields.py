@@ -10,14 +10,20 @@ from coding.access.blinding import KINDS, hidden_fields_for
 
 # How a question's final or coded value stands, in the `__status` / `status` columns.
 ANSWERED, NOT_APPLICABLE, MISSING, UNDECIDED = "answered", "not_applicable", "missing", "undecided"
+# An item whose independent codings are not all in (or a calibration item, never decided):
+# no final value, and nothing for an adjudicator yet; undecided is a disagreement waiting.
+PENDING = "pending"
 # A question the codebook does not send to the adjudicator (free text by default) whose
 # coders' answers differ: each answer is in long, none is the final one.
 NOT_ADJUDICATED = "not_adjudicated"
 STATUS_NOTE = (
     "answered: the value column holds the answer; not_applicable: the question's condition "
     "was not met, the value is empty; missing: the question applied but was not answered, "
-    "the value is empty; undecided (wide and decisions only): no final value yet; any other "
-    "word is a special option of a number question (e.g. not_reported), the value is empty."
+    "the value is empty; undecided (wide and decisions only): the coders' answers differ and "
+    "no decision is final yet (the review list's open questions); pending (wide only): the "
+    "item's independent codings are not all in, or it is a calibration item, so there is no "
+    "final value and nothing to decide yet; any other word is a special option of a number "
+    "question (e.g. not_reported), the value is empty."
 )
 
 
@@ -265,7 +271,7 @@ def question_fields(question):
         columns = [s(question.key, about, categories=("yes", "no"))]
     else:
         columns = [s(question.key, about)]
-    statuses = (ANSWERED, NOT_APPLICABLE, MISSING, UNDECIDED,
+    statuses = (ANSWERED, NOT_APPLICABLE, MISSING, UNDECIDED, PENDING,
                 *(() if question.is_adjudicated else (NOT_ADJUDICATED,)),
                 *(options if question.kind == "number" else ()))
     return columns + [

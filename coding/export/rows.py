@@ -24,13 +24,15 @@ from datetime import UTC, datetime
 from itertools import chain, repeat
 
 from django.db import connection, connections, transaction
-from django.db.models import Exists, OuterRef, TextField
+from django.db.models import Count, Exists, OuterRef, TextField
 from django.db.models.functions import Cast
 
 from coding.access.blinding import KINDS
 from coding.catalog.landings import paper_inclusion
 from coding.codebooks.versions import is_shown
-from coding.export.fields import ANSWERED, MISSING, NOT_ADJUDICATED, NOT_APPLICABLE, UNDECIDED
+from coding.export.fields import (
+    ANSWERED, MISSING, NOT_ADJUDICATED, NOT_APPLICABLE, PENDING, UNDECIDED,
+)
 from coding.models import Assignment, Coding, Decision, Item, Question, RaterCoding
 
 # Rows read from the database at a time, and about the rows of a yielded batch (the
@@ -620,7 +622,7 @@ def wide_batches(study, codebook, version):
     questions = list(version.questions.prefetch_related("options"))
     cells = [_wide_question(question) for question in questions]
     found = (Item.objects.alive().filter(study=study, codebook=codebook).order_by("pk")
-             .values_list("pk", "document__key", "round", "in_reliability_sample"))
+             .values_list("pk", "document__key", "round", "in_reliability_sample", "target"))
     decisions_ = chain.from_iterable(read_ahead(
         Decision.objects.filter(item__study=study, item__codebook=codebook,
                                 item__deleted_at__isnull=True)
@@ -639,14 +641,28 @@ def wide_batches(study, codebook, version):
             values, methods = decided[item_id]
             values[key], methods[key] = value(text), method
             following = next(decisions_, None)
-        columns = dict(zip(("item_id", "document_key", "round", "in_reliability_sample"),
-                           map(list, zip(*chunk))))
+        columns = dict(zip(("item_id", "document_key", "round", "in_reliability_sample",
+                            "target"), map(list, zip(*chunk))))
+        targets = columns.pop("target")
+        submitted = _submitted_counts(study, codebook, chunk[0][0], last)
+        complete = [round == Item.Round.MAIN and 0 < submitted.get(item_id, 0) >= target
+                    for item_id, round, target in zip(columns["item_id"], columns["round"],
+                                                      targets)]
         decided = [decided.get(item_id, undecided) for item_id in columns["item_id"]]
         finals, hows = [final for final, _ in decided], [how for _, how in decided]
         ruled_out = [set() for _ in finals]  # per item, filled in codebook order
         for question_cells in cells:
-            columns.update(question_cells(finals, hows, ruled_out))
+            columns.update(question_cells(finals, hows, ruled_out, complete))
         yield Columns(columns, len(chunk))
+
+
+def _submitted_counts(study, codebook, first, last):
+    """{item id: submitted assignments} for the chunk's items (ids first..last): one
+    aggregate over a range of item ids, so the chunk's size never grows an IN list."""
+    return dict(Assignment.objects.filter(
+        item__study=study, item__codebook=codebook, item_id__gte=first, item_id__lte=last,
+        status=Assignment.Status.SUBMITTED).order_by().values_list("item_id")
+        .annotate(n=Count("pk")))
 
 
 def _wide_question(question):
@@ -662,7 +678,7 @@ def _wide_question(question):
     status_name, method_name = f"{key}__status", f"{key}__method"
     option_names = [f"{key}__{option}" for option in options]
 
-    def columns(finals, hows, ruled_out):
+    def columns(finals, hows, ruled_out, complete):
         values = [final.get(key, _ABSENT) for final in finals]
         methods = [how.get(key) for how in hows]
         statuses = [MISSING if value is None else _ABSENT if value is _ABSENT else ANSWERED
@@ -675,7 +691,8 @@ def _wide_question(question):
                     out = parent and (parent in ruled_out[at] or (
                         parent in final and hows[at].get(parent) != "reopened"
                         and not is_shown(question, final)))
-                    statuses[at] = NOT_APPLICABLE if out else UNDECIDED
+                    statuses[at] = (NOT_APPLICABLE if out else UNDECIDED if complete[at]
+                                    else PENDING)
                     if out:
                         ruled_out[at].add(key)
                     values[at] = None
@@ -687,7 +704,8 @@ def _wide_question(question):
                     statuses[at], values[at] = NOT_APPLICABLE, None
                     ruled_out[at].add(key)
                 elif method == "reopened":
-                    statuses[at], values[at], methods[at] = UNDECIDED, None, None
+                    statuses[at], values[at], methods[at] = (
+                        UNDECIDED if complete[at] else PENDING), None, None
                 elif method == "not_adjudicated":
                     statuses[at], values[at] = NOT_ADJUDICATED, None
         if kind == "number" and options:

@@ -72,7 +72,8 @@ def test_wide_round_trip_holds_the_final_values_and_how_they_were_reached(coded,
     assert (agreed["label"], agreed["label__method"]) == ("analysis", "unanimous")
     assert (split["label"], split["label__method"]) == ("rl_method", "adjudicated")
     assert split["scope"] == "general"
-    assert uncoded["label__status"] == "undecided" and pd.isna(uncoded["label"])
+    # Its codings are not all in: pending, not a disagreement waiting (undecided).
+    assert uncoded["label__status"] == "pending" and pd.isna(uncoded["label"])
     assert bool(agreed["failures__none"]) and not bool(agreed["failures__entropy_collapse"])
     assert list(wide["label"].cat.categories) == ["rl_method", "analysis"]  # codebook order
 
