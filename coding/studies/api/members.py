@@ -262,6 +262,8 @@ class AcceptInvite(APIView):
                              "answer names no study)."),
         410: OpenApiResponse(DetailSerializer, description="The invite was used, revoked or "
                              "expired, or its study archived."),
+        429: OpenApiResponse(DetailSerializer, description="Too many refused tokens from "
+                             "this address: try again after the cool-off (as for logins)."),
     })
     def post(self, request):
         """Join a study with an invite's token. Not signed in: send a username and password

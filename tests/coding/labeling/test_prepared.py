@@ -62,7 +62,7 @@ def test_on_postgresql_a_statement_is_prepared_once_per_connection(alpha, people
     assert connection.connection.prepare_threshold is not None  # the settings' option
     for _ in range(3):
         codings._AFTER_LOCK.first(assignment=coding.assignment_id)
-    found = prepared_on_the_server('AS "assisted" FROM "coding_assignment" WHERE')
+    found = prepared_on_the_server('AS "read_others" FROM "coding_assignment"')
     assert len(found) == 1  # one prepared statement, run again by name
     # Django's own queries stay client-side and are never prepared.
     list(Coding.objects.filter(pk=coding.pk).values_list("revision"))
@@ -80,7 +80,7 @@ def test_on_postgresql_a_statement_is_planned_once_not_at_each_of_its_first_runs
         codings._AFTER_LOCK.first(assignment=coding.assignment_id)
     with connection.cursor() as cursor:
         cursor.execute("SELECT generic_plans, custom_plans FROM pg_prepared_statements "
-                       "WHERE statement LIKE %s", ['%AS "assisted" FROM "coding_assignment"%'])
+                       "WHERE statement LIKE %s", ['%AS "read_others" FROM "coding_assignment"%'])
         (generic, custom), = cursor.fetchall()
     assert custom == 0 and generic >= 3  # (the coding's own submission ran it too)
 
