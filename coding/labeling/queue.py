@@ -124,10 +124,18 @@ def _reserve(study, coder, round):
     now = timezone.now()
     fields = {"status": ACTIVE, "leased_until": now + timedelta(minutes=study.lease_minutes),
               "opened_at": now}
-    # A lapsed lease of the same coder is taken up again rather than duplicated.
-    if item.lapsed and Assignment.objects.filter(
-            item=item, coder=coder, status=RELEASED).update(**fields):
-        assignment = Assignment.objects.get(item=item, coder=coder)
+    # A lapsed lease of the same coder is taken up again rather than duplicated. Its row
+    # is locked without waiting: the coder's own submission of it may hold it this very
+    # moment, and that submission then waits for this item's row (queue.retake), which
+    # this transaction holds: a deadlock, PostgreSQL ending one of the two. The
+    # submission takes the item back itself; here nothing is reserved.
+    if item.lapsed:
+        lapsed = (Assignment.objects.select_for_update(skip_locked=True, of=("self",))
+                  .filter(item=item, coder=coder, status=RELEASED).first())
+        if lapsed is None:
+            return None
+        Assignment.objects.filter(pk=lapsed.pk).update(**fields)
+        assignment = Assignment.objects.get(pk=lapsed.pk)
     else:
         # Built once per process (workbench.prepared), as the two statements below; the
         # model's save() would only copy the study, which is given.
