@@ -20,6 +20,7 @@ from django.contrib.auth.models import Permission, User
 
 from coding.dataset import load
 from coding.models import Decision, StoredDisagreement, Study
+from tests.browser import editor
 from tests.test_setup_journey import PASSWORD, snapshot_lines
 
 pytestmark = pytest.mark.browser
@@ -55,41 +56,13 @@ def person(browser, live_server, username):
 
 
 def write_codebook(page):
-    page.get_by_label("Name").fill("Failures")
-    page.get_by_label("Papers").check()
-    page.get_by_role("button", name="Make draft v1").click()
-    page.wait_for_url("**/edit/")
-    page.get_by_role("button", name="+ Add a question").click()
-    page.wait_for_selector("#q-n0-key")
-    page.fill("#q-n0-key", "finding")
-    page.fill("#q-n0-text", "Is the failure observed or only discussed?")
-    page.fill("#q-n0-o-o0-value", "observed")
-    page.fill("#q-n0-o-o0-label", "Observed")
-    page.locator("#n0-add-option").click()
-    page.wait_for_selector("#q-n0-o-o1-value")
-    page.fill("#q-n0-o-o1-value", "discussed")
-    page.fill("#q-n0-o-o1-label", "Only discussed")
-    page.get_by_role("button", name="+ Add a question").click()
-    page.wait_for_selector("#q-n1-key")
-    page.fill("#q-n1-key", "where")
-    page.fill("#q-n1-text", "Where is it observed?")
-    page.fill("#q-n1-o-o0-value", "training")
-    page.fill("#q-n1-o-o0-label", "In training")
-    page.locator("#n1-add-option").click()
-    page.wait_for_selector("#q-n1-o-o1-value")
-    page.fill("#q-n1-o-o1-value", "evaluation")
-    page.fill("#q-n1-o-o1-label", "In evaluation")
-    page.locator("#q-n1-show_if_question").select_option("finding")
-    page.wait_for_selector("input[name='q-n1-show_if_in'][value='observed']")
-    page.locator("input[name='q-n1-show_if_in'][value='observed']").check()
-    page.wait_for_load_state("networkidle")
-    page.get_by_role("button", name="Save draft").click()
-    page.wait_for_selector("#saved")
-    page.locator("#publish-link").click()
-    page.wait_for_url("**/publish/")
-    page.get_by_label("Note").fill("First version.")
-    page.get_by_role("button", name="Publish v1").click()
-    page.wait_for_url("**/v1/")
+    editor.start_draft(page, "Failures")
+    editor.add_question(page, 0, "finding", "Is the failure observed or only discussed?",
+                        [("observed", "Observed"), ("discussed", "Only discussed")])
+    editor.add_question(page, 1, "where", "Where is it observed?",
+                        [("training", "In training"), ("evaluation", "In evaluation")],
+                        shown_if=("finding", "observed"))
+    editor.save_and_publish(page)
 
 
 def code_all(page, live_server, slug, choose):

@@ -14,6 +14,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 
 from coding.models import Coding, Item, Study
+from tests.browser import editor
 from tests.test_setup_journey import PASSWORD, snapshot_lines
 
 pytestmark = pytest.mark.browser
@@ -54,37 +55,12 @@ def test_a_study_is_set_up_and_coded_in_the_browser(founder, page, browser, log_
 
     # The codebook: two questions, the second shown only when the first is "method".
     follow_checklist(page, "codebook")
-    page.get_by_label("Name").fill("Screening")
-    page.get_by_label("Papers").check()
-    page.get_by_role("button", name="Make draft v1").click()
-    page.wait_for_url("**/edit/")
-    page.get_by_role("button", name="+ Add a question").click()
-    page.wait_for_selector("#q-n0-key")
-    page.fill("#q-n0-key", "kind")
-    page.fill("#q-n0-text", "What does the paper contribute?")
-    page.fill("#q-n0-o-o0-value", "method")
-    page.fill("#q-n0-o-o0-label", "A training method")
-    page.locator("#n0-add-option").click()
-    page.wait_for_selector("#q-n0-o-o1-value")
-    page.fill("#q-n0-o-o1-value", "other")
-    page.fill("#q-n0-o-o1-label", "Something else")
-    page.get_by_role("button", name="+ Add a question").click()
-    page.wait_for_selector("#q-n1-key")
-    page.fill("#q-n1-key", "component")
-    page.fill("#q-n1-text", "Which component does it change?")
-    page.locator("#q-n1-kind").select_option("text")
-    page.wait_for_load_state("networkidle")
-    page.locator("#q-n1-show_if_question").select_option("kind")
-    page.wait_for_selector("input[name='q-n1-show_if_in'][value='method']")
-    page.locator("input[name='q-n1-show_if_in'][value='method']").check()
-    page.wait_for_load_state("networkidle")
-    page.get_by_role("button", name="Save draft").click()
-    page.wait_for_selector("#saved")
-    page.locator("#publish-link").click()
-    page.wait_for_url("**/publish/")
-    page.get_by_label("Note").fill("First version.")
-    page.get_by_role("button", name="Publish v1").click()
-    page.wait_for_url("**/v1/")
+    editor.start_draft(page, "Screening")
+    editor.add_question(page, 0, "kind", "What does the paper contribute?",
+                        [("method", "A training method"), ("other", "Something else")])
+    editor.add_question(page, 1, "component", "Which component does it change?",
+                        kind="text", shown_if=("kind", "method"))
+    editor.save_and_publish(page)
 
     # A coder, invited by link.
     page.goto(study_url)
