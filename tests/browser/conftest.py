@@ -14,6 +14,25 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
+# Added to a page before it loads: it gathers CSP violations and script errors in
+# window.__problems, which a test reads at the end (it should be empty).
+WATCH = """
+window.__problems = [];
+document.addEventListener("securitypolicyviolation", (e) => window.__problems.push(e.violatedDirective));
+window.addEventListener("error", (e) => window.__problems.push(String(e.message)));
+"""
+
+
+def sign_in(page, live_server, username, password):
+    """Log in on the login page; the page ends on the home page."""
+    page.goto(f"{live_server.url}/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{live_server.url}/")
+    return page
+
+
 @pytest.fixture(scope="session")
 def browser():
     if not os.path.exists(CHROMIUM):
@@ -38,11 +57,6 @@ def page(browser):
 @pytest.fixture
 def log_in(page, live_server):
     def log_in_as(username, password):
-        page.goto(f"{live_server.url}/login/")
-        page.get_by_label("Username").fill(username)
-        page.get_by_label("Password").fill(password)
-        page.get_by_role("button", name="Log in").click()
-        page.wait_for_url(f"{live_server.url}/")
-        return page
+        return sign_in(page, live_server, username, password)
 
     return log_in_as

@@ -8,14 +8,10 @@ from playwright.sync_api import expect
 
 from coding.models import Codebook, Role
 from tests import factories
+from tests.browser.conftest import WATCH
 
 pytestmark = pytest.mark.browser
 ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "var" / "test-artifacts"))
-WATCH = """
-window.__problems = [];
-document.addEventListener("securitypolicyviolation", (e) => window.__problems.push(e.violatedDirective));
-window.addEventListener("error", (e) => window.__problems.push(String(e.message)));
-"""
 
 
 @pytest.fixture

@@ -21,16 +21,12 @@ from django.contrib.auth.models import Permission, User
 from coding.dataset import load
 from coding.models import Decision, StoredDisagreement, Study
 from tests.browser import editor
+from tests.browser.conftest import WATCH, sign_in
 from tests.test_setup_journey import PASSWORD, snapshot_lines
 
 pytestmark = pytest.mark.browser
 ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).resolve().parents[2] / "var"
                                 / "test-artifacts"))
-WATCH = """
-window.__problems = [];
-document.addEventListener("securitypolicyviolation", (e) => window.__problems.push(e.violatedDirective));
-window.addEventListener("error", (e) => window.__problems.push(String(e.message)));
-"""
 
 
 @pytest.fixture
@@ -47,12 +43,7 @@ def person(browser, live_server, username):
     page = context.new_page()
     page.set_default_timeout(15_000)
     page.add_init_script(WATCH)
-    page.goto(f"{live_server.url}/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"{live_server.url}/")
-    return page
+    return sign_in(page, live_server, username, PASSWORD)
 
 
 def write_codebook(page):

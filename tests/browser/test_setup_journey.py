@@ -15,14 +15,10 @@ from django.contrib.auth.models import Permission, User
 
 from coding.models import Coding, Item, Study
 from tests.browser import editor
+from tests.browser.conftest import WATCH
 from tests.test_setup_journey import PASSWORD, snapshot_lines
 
 pytestmark = pytest.mark.browser
-WATCH = """
-window.__problems = [];
-document.addEventListener("securitypolicyviolation", (e) => window.__problems.push(e.violatedDirective));
-window.addEventListener("error", (e) => window.__problems.push(String(e.message)));
-"""
 
 
 @pytest.fixture
