@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 
 from coding.access import audit
 from coding.access.limits import BIDI_CONTROLS
+from coding.catalog import names as landings_names
 from coding.catalog.landings import first_public as first_public_date
 from coding.models import Framework, FrameworkScan, Landing, Method, OptionName
 from ingest.sources.papers import ARXIV_ID
@@ -35,6 +36,8 @@ GITHUB_URL = re.compile(r"^(?:https?://)?(?:www\.)?github\.com/([^/]+/[^/]+?)(?:
 BAD_BRANCH = re.compile(r"^[-/.]|\.\.|//|@\{|[/.]$|\.lock(/|$)|/\.|[\x00-\x20\x7f~^:?*\[\\]")
 CONTROLS = re.compile(r"[\x00-\x1f\x7f]")
 OPTION_NAME_MAX = 200
+# The identifier part of a catalog name: a flag's leading dashes and dotted config paths.
+OPTION_KEY = re.compile(r"-{0,2}[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
 class NeedsConfirmation(Exception):
@@ -100,10 +103,25 @@ def check_branch(value):
 
 
 def check_option_name(value):
+    """An option name (`use_tis`), a part of identifiers (`*is_correction`) or an option
+    with a value (`importance_sampling=seq`), as coding.catalog.names reads them; stored in
+    one spelling so the same name is never held twice."""
     text = _text(value, _("an option name"), OPTION_NAME_MAX, required=True)
     if "," in text:
         raise ValueError(_("%(text)r: an option name has no comma") % {"text": text})
-    return text
+    kind, key = landings_names.kind_of(text), landings_names.key_of(text)
+    if not OPTION_KEY.fullmatch(key):
+        raise ValueError(_(
+            "%(text)r: the name is letters, digits, _ and -, with dots between config "
+            "levels (%(example)s)") % {"text": text, "example": "algorithm.use_tis"})
+    if kind == landings_names.VALUE and (not landings_names.value_of(text)
+                                         or "=" in landings_names.value_of(text)):
+        raise ValueError(_("%(text)r: an option with a value is written key=value "
+                           "(importance_sampling=seq)") % {"text": text})
+    if kind == landings_names.PART and "." in key:
+        raise ValueError(_("%(text)r: a part of an identifier has no dots; a * marks where "
+                           "the identifier may go on (*is_correction)") % {"text": text})
+    return landings_names.canonical(text)
 
 
 def _checked(checks):

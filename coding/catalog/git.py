@@ -282,8 +282,8 @@ def _read_commit(blobs, commit, changes, wanted, every, methods, history):
     for path, data in olds.items():
         old = olds[path] = _text(data) if isinstance(data, bytes) else data
         if old and every.search(old):
-            before = Counter(names_.normal(t) for _, t in every.find(old))
-            after = Counter(names_.normal(t) for _, t in every.find(news[path] or ""))
+            before = Counter(name for _, _, name in every.matches(old))
+            after = Counter(name for _, _, name in every.matches(news[path] or ""))
             lost |= {n for n, c in before.items() if c > after.get(n, 0)}
     found = len(history.first)
     for old_sha, new_sha, path, new in candidates:
@@ -337,8 +337,7 @@ def _rename(hit, line, removed_lines, moved, lost, methods):
         pair = names_.replaced_token(removed, line)
         if pair and names_.normal(pair[1]).endswith(names_.normal(hit.text)):
             return True, f"replaces {pair[0]}"
-    others = {names_.normal(n) for n in methods.get(hit.name, ())} - {names_.normal(hit.name)}
-    dropped = sorted(others & lost)
+    dropped = sorted((set(methods.get(hit.name, ())) - {hit.name}) & lost)
     if dropped:
         return True, f"the same commit removes {dropped[0]}"
     return False, ""

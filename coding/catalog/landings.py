@@ -194,6 +194,12 @@ HIT_KIND_WORDS = {"code": gettext_lazy("code"), "config": gettext_lazy("config")
                   "comment": gettext_lazy("comment"), "docstring": gettext_lazy("docstring")}
 
 
+# The three kinds of catalog name (landings_names.kind_of), as pages say them.
+NAME_KIND_WORDS = {landings_names.OPTION: gettext_lazy("option name"),
+                   landings_names.PART: gettext_lazy("part of an identifier"),
+                   landings_names.VALUE: gettext_lazy("option with a value")}
+
+
 def scan_warnings(scan):
     """What the last scan could not read or did not count, one sentence each."""
     if scan is None:
@@ -269,7 +275,7 @@ def _mentions(document, methods, landed=None):
     for method in methods:
         options = [o.name for o in method.option_names.all()
                    if not framework or o.framework.name == framework]
-        if options and landings_names.Names(options).regex.search(text):
+        if options and landings_names.Names(options).matches(text):
             found.setdefault(method, MethodLink.Kind.PROPOSES)
         elif method.source_arxiv_id and method.source_arxiv_id in text:
             found.setdefault(method, MethodLink.Kind.CITES)

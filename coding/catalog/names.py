@@ -7,6 +7,18 @@ override `algorithm.disable_grpo_std_normalization=true`; a dotted entry
 `algorithm.filter_groups` is the nested YAML key `filter_groups` under `algorithm`.
 A name counts as code or configuration only: Python comments and docstrings, YAML and
 TOML comments, and `#` or `//` comments of other files are mentions, never landings.
+
+A catalog name is one of three kinds, told by how it is written (`kind_of`):
+- an option name, `use_tis`: a whole identifier (`tis` is not in `negative_tis_loss`);
+- a part of an identifier, `*is_correction`, `vllm_is*` or `*is_correction*`: the name's
+  parts (split at `_` and `-`) must stand as whole, consecutive parts of a longer
+  identifier, which may go on where a `*` is: `*is_correction` is in
+  `--enable_vllm_is_correction` but not in `this_correction` or `is_correction_v2`;
+- an option with a value, `importance_sampling=seq` (the key may be dotted,
+  `adv_norm.std_level=none`): the key set to that value, as `key: value` in YAML (nested
+  keys included), `key = value` in TOML and Python assignments and keyword arguments,
+  `"key": "value"` in JSON and dict literals, and `--key value`, `--key=value` or
+  `key=value` on a command line. Quotes around the value do not matter; case does.
 """
 
 import io
@@ -25,6 +37,41 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML h
 # Characters that continue an identifier or a dashed flag: a name inside a longer one is
 # another name (`gspo` is not in `gspo_like`, `use-tis` is not in `use-tis-v2`).
 _WORD = r"[A-Za-z0-9_]"
+
+
+OPTION, PART, VALUE = "option", "part", "value"
+
+
+def kind_of(name):
+    """Which of the three kinds a catalog name is (see the module's docstring)."""
+    text = name.strip()
+    if "=" in text:
+        return VALUE
+    if text.startswith("*") or text.endswith("*"):
+        return PART
+    return OPTION
+
+
+def key_of(name):
+    """The identifier a catalog name looks for: the key of `key=value`, the core of
+    `*part*`, the name itself otherwise."""
+    text = name.strip()
+    if "=" in text:
+        return text.split("=", 1)[0].strip()
+    return text.strip("*").strip()
+
+
+def value_of(name):
+    """The value of an option-with-a-value name, unquoted (`importance_sampling=seq` → seq)."""
+    return name.split("=", 1)[1].strip().strip("\"'") if "=" in name else ""
+
+
+def canonical(name):
+    """How a catalog name is stored: `importance_sampling = "seq"` → `importance_sampling=seq`."""
+    text = name.strip()
+    if kind_of(text) == VALUE:
+        return f"{key_of(text)}={value_of(text)}"
+    return text
 
 
 def normal(name):
@@ -67,35 +114,92 @@ def pattern(names):
 
 
 class Names:
-    """The option names of one scan: which catalog name a matched text belongs to."""
+    """The catalog names of one scan: where a text holds which of them.
+
+    `regex` and `search` are loose, for skipping what cannot hold a name (a value name's
+    key alone passes); `matches` is exact."""
 
     def __init__(self, names):
         self.names = sorted(set(names))
-        self.regex = pattern(self.names)
-        self.texts = searched(self.names)
+        keyed = [n for n in self.names if kind_of(n) != PART]  # found by their key
+        self.parts = [(n, _part_pattern(n)) for n in self.names if kind_of(n) == PART]
+        self.texts = sorted(set(searched(key_of(n) for n in keyed)) | {
+            t for n, _ in self.parts for t in (normal(key_of(n)),
+                                               normal(key_of(n)).replace("_", "-"))})
+        self.keys = pattern(key_of(n) for n in keyed)
+        loose = [self.keys.pattern, *(p.pattern for _, p in self.parts)] if self.parts else [
+            self.keys.pattern]
+        self.regex = re.compile("|".join(f"(?:{p})" for p in loose))
         self.by_normal = {}
-        for name in self.names:
-            self.by_normal.setdefault(normal(name), set()).add(name)
-            if "." in normal(name):
-                self.by_normal.setdefault(leaf(name), set()).add(name)
+        for name in keyed:
+            key = key_of(name)
+            self.by_normal.setdefault(normal(key), set()).add(name)
+            if "." in normal(key):
+                self.by_normal.setdefault(leaf(key), set()).add(name)
 
     def of(self, text, path=""):
-        """The catalog names the matched text is a form of. A dotted catalog name matched
-        by its last part alone needs `path` (the text's dotted config path) to end with it."""
+        """The option names (and value names, by their key) the matched text is a form of.
+        A dotted name matched by its last part alone needs `path` (the text's dotted config
+        path) to end with it."""
         found = set()
         for name in self.by_normal.get(normal(text), ()):
-            if "." not in normal(name) or normal(text) == normal(name) or \
-                    normal(path).endswith(normal(name)):
+            key = normal(key_of(name))
+            if "." not in key or normal(text) == key or normal(path).endswith(key):
                 found.add(name)
         return found
 
-    def find(self, text):
-        return [(m.start(), m.group(0)) for m in self.regex.finditer(text)]
+    def matches(self, text, path=""):
+        """(offset, the text as written, catalog name) for every name in `text`: `--use-tis`,
+        `importance_sampling: seq`, `--enable_vllm_is_correction`."""
+        found = []
+        for match in self.keys.finditer(text):
+            written = match.group(0)
+            for name in self.of(written, path or written):
+                if kind_of(name) == OPTION:
+                    found.append((match.start(), written, name))
+                    continue
+                value = _value_after(text, match, value_of(name), written.startswith("-"))
+                if value is not None:
+                    found.append((match.start(), text[match.start():value], name))
+        for name, regex in self.parts:
+            for match in regex.finditer(text):
+                start, end = _identifier_around(text, match.start(), match.end())
+                found.append((start, text[start:end], name))
+        return sorted(set(found))
 
     def search(self, text):
-        """Whether any form is in the text: a plain substring test first (fast), the
-        whole-word regex only when one is there."""
+        """Whether any name may be in the text: a plain substring test first (fast), the
+        loose regex only when one is there."""
         return any(t in text for t in self.texts) and self.regex.search(text) is not None
+
+
+def _part_pattern(name):
+    """A part-of-identifier name's core, its parts joined by `_` or `-`, standing at part
+    boundaries; the identifier must start (end) with it unless the name has a `*` there."""
+    text = name.strip()
+    core = "[_-]".join(re.escape(p) for p in re.split(r"[_-]+", normal(key_of(text))) if p)
+    before = r"(?<![A-Za-z0-9])" if text.startswith("*") else r"(?<![A-Za-z0-9_-])(?:--?)?"
+    after = r"(?![A-Za-z0-9])" if text.endswith("*") else r"(?![A-Za-z0-9_]|-[A-Za-z0-9_])"
+    return re.compile(f"{before}{core}{after}")
+
+
+def _identifier_around(text, start, end):
+    """The whole identifier (or dashed flag, or dotted path) a part was found in."""
+    while start > 0 and re.match(r"[A-Za-z0-9_.-]", text[start - 1]):
+        start -= 1
+    while end < len(text) and re.match(r"[A-Za-z0-9_.-]", text[end]):
+        end += 1
+    return start, end
+
+
+def _value_after(text, match, value, flag):
+    """Where the value ends if `text` sets the key just matched to `value` (or compares
+    it, `key == "value"`, as code acting on it does), else None: `: value`, `= value` and
+    `=value`, quoted or not, or ` value` after a `--flag`."""
+    separator = r"(?:\s*(?:==|[:=])\s*|\s+)" if flag else r"\s*(?:==|[:=])\s*"
+    found = re.compile(rf"""["']?{separator}(["']?){re.escape(value)}\1(?![A-Za-z0-9_.-])"""
+                       ).match(text, match.end())
+    return found.end() if found else None
 
 
 @dataclass(frozen=True)
@@ -129,9 +233,8 @@ def hits(path, text, names):
 
 
 def _each(names, text, line, kind, path=""):
-    for _, match in names.find(text):
-        for name in names.of(match, path or match):
-            yield Hit(line, match, name, kind)
+    for _, written, name in names.matches(text, path):
+        yield Hit(line, written, name, kind)
 
 
 def _python(text, names):
@@ -157,18 +260,20 @@ def _python(text, names):
             previous = token.type
         if kind is None:
             continue
-        for offset, match in names.find(token.string):
+        for offset, written, name in names.matches(token.string):
             line = token.start[0] + token.string.count("\n", 0, offset)
-            found += [Hit(line, match, name, kind) for name in names.of(match, match)]
-            if token.type == tokenize.NAME:
-                code_lines.add(line)
+            found.append(Hit(line, written, name, kind))
+        if kind == CODE and names.regex.search(token.string):
+            code_lines.add(token.start[0])
     # A dotted catalog name written as attribute access (config.algorithm.filter_groups)
-    # is tokenised into parts: read the code lines naming a part again as whole text.
+    # is tokenised into parts, and a key and its value are tokens apart: read the code
+    # lines naming a key again as whole text.
     lines = text.splitlines()
     for number in sorted(code_lines):
-        if number <= len(lines) and "." in lines[number - 1]:
+        if number <= len(lines):
             code = lines[number - 1].split("#", 1)[0]
-            found += [h for h in _each(names, code, number, CODE) if "." in h.text]
+            found += [h for h in _each(names, code, number, CODE)
+                      if "." in h.text or kind_of(h.name) == VALUE]
     return found
 
 
@@ -184,8 +289,12 @@ def _yaml(text, names):
             for key, value in node.value:
                 where = f"{path}.{key.value}" if path else str(key.value)
                 if isinstance(key, yaml.ScalarNode):
-                    found.extend(_each(names, str(key.value), key.start_mark.line + 1, CONFIG,
-                                       where))
+                    line = key.start_mark.line + 1
+                    found.extend(_each(names, str(key.value), line, CONFIG, where))
+                    if isinstance(value, yaml.ScalarNode):  # a value name: the key set so
+                        found.extend(h for h in _each(names, f"{key.value}: {value.value}",
+                                                      line, CONFIG, where)
+                                     if kind_of(h.name) == VALUE)
                 walk(value, where)
         elif isinstance(node, yaml.SequenceNode):
             for value in node.value:

@@ -6,8 +6,8 @@ Each framework gets a bare repository under WORKBENCH_VAR_DIR/demo-histories, wr
 one `git fast-import` (landings_git.write_history, which the scan benchmark uses too). The histories
 hold what real ones do: option names landing as Python code, YAML keys and `--flags`,
 committers in several time zones (some late in the evening), a name mentioned in a
-comment weeks before its code, a renamed flag and a bulk sync authored weeks before it
-was committed. Merged proposal threads of the demo are the pull requests that land.
+comment weeks before its code, a renamed flag, a bulk sync authored weeks before it
+was committed, a method switched on by a config value and a name inside a longer flag. Merged proposal threads of the demo are the pull requests that land.
 """
 
 import random
@@ -18,7 +18,7 @@ from django.conf import settings
 
 from coding.catalog import landings
 from coding.catalog.git import write_history
-from coding.catalog.names import leaf, normal
+from coding.catalog.names import PART, VALUE, key_of, kind_of, leaf, normal, value_of
 from coding.models import OptionName
 from coding.studies import presets
 
@@ -102,7 +102,16 @@ def _history(rng, framework, prs):
             commit(f"Rename the off-policy flag to --use-tis (#{number + 11})",
                    when + timedelta(days=23))
             continue
-        if shape == 0 and "-" not in option:
+        kind, key = kind_of(option), key_of(option)
+        if kind == VALUE:  # switched on by a value: a config key set to it
+            *parents, last = normal(key).split(".")
+            files["configs/default.yaml"] += [f"  {'  ' * depth}{parent}:"
+                                              for depth, parent in enumerate(parents)]
+            files["configs/default.yaml"].append(
+                f"  {'  ' * len(parents)}{last}: {value_of(option)}")
+        elif kind == PART:  # the name inside a longer flag
+            files["scripts/run.sh"].append(f"  --enable-vllm-{normal(key).replace('_', '-')}")
+        elif shape == 0 and "-" not in option:
             files["trainer/config.py"].append(f"    {normal(option)}: bool = False")
         elif shape == 1:
             files["configs/default.yaml"].append(f"  {leaf(option)}: false")
@@ -121,4 +130,4 @@ def _history(rng, framework, prs):
 
 
 def _option_text(option):
-    return option if "-" in option else f"`{option}`"
+    return option if "-" in option else f"`{key_of(option)}`"

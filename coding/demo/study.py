@@ -14,6 +14,7 @@ from django.db import transaction
 from coding.actions.submit import record_coding
 from coding.adjudication.decisions import rebuild_disagreements, settle_study
 from coding.agreement.snapshots import take_snapshot
+from coding.catalog.names import PART, VALUE, key_of, kind_of, value_of
 from coding.codebooks.versions import YES_NO, check_values, create_codebook, is_shown
 from coding.demo.histories import build_demo_histories
 from coding.labeling.codings import find_quote
@@ -246,6 +247,8 @@ def _thread(rng, n):
     framework, repo = presets.FRAMEWORKS[n % len(presets.FRAMEWORKS)]
     method_name, _, options = rng.choice(presets.METHODS[:6])
     option = options.get(framework, "new_option")
+    if kind_of(option) == PART:  # a thread names the option itself: `is_correction`
+        option = key_of(option)
     kind = rng.choices(list(THREAD_TEMPLATES), [40, 30, 20, 10])[0]
     failure = rng.choice(list(FAILURE_PHRASES))
     outcome = rng.choice(["merged", "open_discussion", "open_no_reply", "declined",
@@ -296,9 +299,12 @@ def _thread(rng, n):
 
 
 def _opening_post(kind, method_name, option, failure):
+    # An option with a value (importance_sampling=seq) is set to it, any other switched on.
+    setting = f"{key_of(option)}: {value_of(option)}" if kind_of(option) == VALUE else \
+        f"{option}: true"
     if kind == "failure_report":
         return (f"After about 300 steps {FAILURE_PHRASES[failure]}.\n\n"
-                f"```yaml\nalgorithm:\n  {option}: true\n  rollout_n: 8\n```\n\n"
+                f"```yaml\nalgorithm:\n  {setting}\n  rollout_n: 8\n```\n\n"
                 "Logs attached. Is this expected?")
     return (f"## Proposal\n\nThis adds **{method_name}** behind a new option `{option}`.\n\n"
             f"```python\nloss = masked_mean(pg_losses, mask)  # {option} changes this line\n```\n\n"

@@ -182,7 +182,8 @@ FRAMEWORKS = [
     ("slime", "THUDM/slime"),
 ]
 
-# (method, first public, {framework: option name})
+# (method, first public, {framework: option name}); a name is one of the three kinds
+# coding.catalog.names reads: `gspo`, `*is_correction`, `importance_sampling=seq`.
 METHODS = [
     ("Clip-higher", "2025-03-18", {
         "verl": "clip_ratio_high", "TRL": "epsilon_high", "OpenRLHF": "eps_clip_low_high",
@@ -190,7 +191,7 @@ METHODS = [
         "AReaL": "eps_clip_higher"}),
     ("GSPO", "2025-07-24", {
         "verl": "gspo", "TRL": "importance_sampling_level", "OpenRLHF": "gspo",
-        "NeMo-RL": "sequence_level_importance_ratios", "ROLL": "importance_sampling_seq",
+        "NeMo-RL": "sequence_level_importance_ratios", "ROLL": "importance_sampling=seq",
         "slime": "gspo", "AReaL": "gspo"}),
     ("Dynamic sampling", "2025-03-18", {
         "verl": "filter_groups", "OpenRLHF": "dynamic_filtering",
@@ -199,13 +200,13 @@ METHODS = [
     ("Dr. GRPO", "2025-03-26", {
         "verl": "norm_adv_by_std_in_grpo", "TRL": "dr_grpo", "OpenRLHF": "dr_grpo",
         "ROLL": "seq-mean-token-sum-norm", "slime": "disable_grpo_std_normalization",
-        "AReaL": "drgrpo"}),
+        "AReaL": "adv_norm.std_level=none"}),
     ("CISPO", "2025-06-16", {
         "verl": "cispo", "TRL": "cispo", "NeMo-RL": "use_cispo", "ROLL": "cispo",
         "slime": "cispo", "AReaL": "use_cispo_loss"}),
     ("Truncated importance sampling (TIS)", "2025-08", {
         "verl": "rollout_is", "TRL": "vllm_importance_sampling_correction",
-        "OpenRLHF": "is_correction", "NeMo-RL": "truncated_importance_sampling_ratio",
+        "OpenRLHF": "*is_correction", "NeMo-RL": "truncated_importance_sampling_ratio",
         "ROLL": "tis", "slime": "use_tis"}),
     ("PPO (clipped surrogate, GAE)", "2017-07-20", {}),
     ("Dual-clip PPO", "2019-12-20", {}),

@@ -168,8 +168,8 @@ def test_a_dashed_cli_flag_is_the_catalog_name(repo, toyrl, alpha):
 
 def test_a_longer_flag_is_another_name():
     names = landings_names.Names(["use_tis"])
-    assert not names.find("--use-tis-v2 --reuse-tis use_tis_extra")
-    assert [t for _, t in names.find("--use-tis x.use_tis")] == ["--use-tis", "use_tis"]
+    assert not names.matches("--use-tis-v2 --reuse-tis use_tis_extra")
+    assert [t for _, t, _ in names.matches("--use-tis x.use_tis")] == ["--use-tis", "use_tis"]
 
 
 def test_lock_files_vendored_code_and_data_are_left_out_unless_configured(repo, toyrl, alpha):

@@ -89,6 +89,12 @@ def test_demo_frameworks_show_scanned_histories(demo, client):
                 for name in ("enable_off_policy_correction", "use_tis"))
     assert old.committed_at < new.committed_at and new.renamed
     assert Landing.objects.filter(method__study=demo, upper_bound=True).exists()  # the ROLL sync
+    # ROLL's GSPO is switched on by a value, OpenRLHF's TIS is part of a longer flag.
+    assert {(h.option.name, h.variant) for h in OptionHit.objects.filter(
+        option__framework__study=demo,
+        option__name__in=["importance_sampling=seq", "*is_correction"]).select_related("option")} \
+        == {("importance_sampling=seq", "importance_sampling: seq"),
+            ("*is_correction", "--enable-vllm-is-correction")}
     titled = MethodLink.objects.filter(method__study=demo, kind="proposes",
                                        document__title__startswith="[Feature] Add Clip-higher")
     assert titled.filter(method__name="Clip-higher").exists()

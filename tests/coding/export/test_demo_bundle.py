@@ -14,7 +14,9 @@ saying when the reliability table's figures were computed, and the reliability t
 `undefined` column and the drift points' values it had always left empty (issue 35), and
 the CSV bundle's README and data dictionary a note on cells guarded against spreadsheet
 formulas (issue 36; no demo cell needed the guard), and the wide tables' status pending
-for items still being coded, apart from undecided (issue 35); nothing else moved. Every member of the zip is pinned but
+for items still being coded, apart from undecided (issue 35), and the text of four AReaL
+threads whose Dr. GRPO option is now written as the value it is, `adv_norm.std_level: none`
+(issue 40); nothing else moved. Every member of the zip is pinned but
 what names the installed libraries (the README's "Written by" line; Parquet files
 stand in by their tables' schema and rows, whose bytes carry pyarrow's version).
 
@@ -35,9 +37,9 @@ import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[3]
 PINNED = {
-    "csv": "1dd18183c010334e148206c29ab85b05b13bd34a128dfc013d806ea2f02a9916",
-    "jsonl": "aedad8aa79e02ca4800b3333bec56c71464628a372bacea7887258dfa5f1a703",
-    "parquet": "547aa3f2a774b49c3a81a9cc121bdad7952f049a0ce1ddd07b88e2a6bd2bd99e",
+    "csv": "4ef5c6fa35d4a476ea14afc4ccb1f41af9ac7cb0152f426bff84cdf2200cd861",
+    "jsonl": "d4a3aaccb8145c03a53dd56543ea8e418ab7ec3191647927df881c225261d5a6",
+    "parquet": "e6a61d4bd5a4b556c98a7092a216f7d2dd5676ddbdf418938b066f3d4e60f0e1",
 }
 LOAD_FROZEN = """
 import os, django
