@@ -2,10 +2,12 @@
 the blobs they change, one long-running `git cat-file --batch` for the blobs' text.
 
 Nothing here aborts on an absent object. A partial clone (`git clone --filter=blob:none`)
-holds the commits and trees but only the blobs it checked out, and a clone may lack large
-or LFS files: such blobs are skipped, counted and their paths reported, and the scan goes
-on with what can be read. Git is never asked to fetch a missing blob (it would contact
-the remote once per blob, and git before 2.45 dies when that fails).
+holds the commits and trees but only the blobs it checked out: before reading, the blobs
+the scan needs and lacks are fetched from the clone's promisor remote in batches
+(`fetch_blobs`, one `git fetch` a batch). What is still absent (no reachable remote, or a
+clone that lost large or LFS files) is skipped, counted and its paths reported, and the
+scan goes on with what can be read. Reading never makes git fetch a blob by itself (it
+would contact the remote once per blob, and git before 2.45 dies when that fails).
 """
 
 import fnmatch
@@ -32,6 +34,9 @@ DEFAULT_EXCLUDE = [
     "*.jpeg", "*.gif", "*.svg", "*.pdf", "data/*", "*/data/*.json", "datasets/*",
 ]
 MAX_BLOB = 2_000_000  # bytes: a larger file is data, not code
+SUBMODULE = "160000"  # the tree entry mode of a submodule (gitlink)
+FETCH_BATCH = 1000  # absent blobs asked for in one fetch
+FETCH_TIMEOUT = 600  # seconds for one batch
 
 
 class GitError(Exception):
@@ -62,6 +67,48 @@ def is_partial_clone(repo):
                             capture_output=True, text=True, env=_no_fetch())
     return any(line.split()[-1].lower() not in ("false", "0", "no")
                for line in result.stdout.splitlines() if line.split())
+
+
+def promisor_remote(repo):
+    """The remote a partial clone fetches its absent objects from (None: it has none)."""
+    result = subprocess.run(["git", "-C", str(repo), "config", "--get-regexp",
+                             r"^remote\..*\.promisor$"], capture_output=True, text=True,
+                            env=_no_fetch())
+    for line in result.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        if value.strip().lower() not in ("false", "0", "no"):
+            return key[len("remote."):-len(".promisor")]
+    result = subprocess.run(["git", "-C", str(repo), "config", "extensions.partialclone"],
+                            capture_output=True, text=True, env=_no_fetch())
+    return result.stdout.strip() or None
+
+
+def fetch_blobs(repo, shas, report=None, batch=FETCH_BATCH):
+    """Fetch absent blobs from the partial clone's promisor remote, `batch` a request, as
+    git's own lazy fetch asks for them. Returns (how many were asked for and came, why the
+    rest did not: "" when all came)."""
+    remote = promisor_remote(repo)
+    if remote is None:
+        return 0, "the clone names no remote to fetch from"
+    fetched = 0
+    for start in range(0, len(shas), batch):
+        chunk = shas[start:start + batch]
+        try:
+            result = subprocess.run(
+                ["git", "-C", str(repo), "-c", "fetch.negotiationAlgorithm=noop", "fetch",
+                 remote, "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no",
+                 "--filter=blob:none", "--stdin"], input="".join(f"{s}\n" for s in chunk),
+                capture_output=True, text=True, timeout=FETCH_TIMEOUT,
+                env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+        except subprocess.TimeoutExpired:
+            return fetched, f"git fetch from {remote} took over {FETCH_TIMEOUT} s"
+        if result.returncode:
+            said = (result.stderr.strip().splitlines() or ["no reason given"])[-1]
+            return fetched, f"git fetch from {remote}: {said}"
+        fetched += len(chunk)
+        if report:
+            report(0, 0, f"{fetched} of {len(shas)} absent file versions fetched from {remote}")
+    return fetched, ""
 
 
 def present_objects(repo):
@@ -140,7 +187,9 @@ class Commit:
 
 def commits(repo, span):
     """The first-parent history in `span`, oldest first, each with its changed files
-    (a merge against its first parent). Reads commits and trees only, never blobs."""
+    (a merge against its first parent). Reads commits and trees only, never blobs.
+    A submodule's entry names a commit of another repository, not a file: it is left out,
+    never counted as a blob that could not be read."""
     out = subprocess.run(
         ["git", "-C", str(repo), "log", "--first-parent", "--diff-merges=first-parent", "--raw",
          "--no-renames", "--no-abbrev", "-z", "--reverse",
@@ -156,7 +205,7 @@ def commits(repo, span):
         changes = []
         for meta, path in zip(fields[0::2], fields[1::2]):
             parts = meta.decode().split()
-            if len(parts) >= 5:
+            if len(parts) >= 5 and SUBMODULE not in (parts[0].lstrip(":"), parts[1]):
                 changes.append((parts[2], parts[3], parts[4][0],
                                 path.decode(errors="replace")))
         yield Commit(sha, author, datetime.fromisoformat(authored),
@@ -185,6 +234,8 @@ class History:
 
     tip: str = ""
     partial_clone: bool = False
+    fetched_blobs: int = 0  # absent blobs fetched from the partial clone's remote
+    fetch_error: str = ""  # why the rest could not be fetched
     commits_read: int = 0
     blobs_read: int = 0
     missing_blobs: int = 0
@@ -223,6 +274,16 @@ def scan(repo, span, names, exclude=None, methods=None, report=None):
     # Every blob in the order _read_commit reads them: each change's new, then its old.
     order = [sha for _, kept in listed for old, new, _, _ in kept
              for sha in (new, old) if sha != ZERO]
+    if present is not None:
+        absent = [sha for sha in dict.fromkeys(order) if sha.encode() not in present]
+        if absent:
+            history.fetched_blobs, history.fetch_error = fetch_blobs(repo, absent, report)
+            present = present_objects(repo)
+            if history.fetch_error and report:
+                report(0, len(listed), f"{len(absent) - history.fetched_blobs} file versions "
+                                       f"the scan needs are absent and could not be fetched "
+                                       f"({history.fetch_error}): names not found are not "
+                                       f"known, not absent")
     if report:
         report(0, len(listed), f"{len(listed)} commits to read")
     with BlobStream(repo, order, present) as blobs:

@@ -108,6 +108,8 @@ def scan_framework(framework, repo, branch=None, report=None):
         missing = Counter() if again else Counter(dict(map(tuple, scan.missing_paths)))
         missing = sum((h.missing_paths for h in histories), start=missing)
         scan.partial_clone = landings_git.is_partial_clone(repo)
+        scan.fetched_blobs = sum(h.fetched_blobs for h in histories)
+        scan.fetch_error = next((h.fetch_error for h in histories if h.fetch_error), "")[:300]
         scan.commits_read = sum(h.commits_read for h in histories)
         scan.missing_blobs = (0 if again else scan.missing_blobs) + sum(
             h.missing_blobs for h in histories)
@@ -119,6 +121,8 @@ def scan_framework(framework, repo, branch=None, report=None):
             "landings": Landing.objects.filter(framework=framework).count(),
             "names_found": sum(len(h.first) for h in histories),
             "commits_read": scan.commits_read, "partial_clone": scan.partial_clone,
+            "fetched_blobs": scan.fetched_blobs, "fetch_error": scan.fetch_error,
+            "complete": scan.complete,
             "missing_blobs": scan.missing_blobs, "missing_paths": scan.missing_paths,
             "excluded_paths": scan.excluded_paths}
 
@@ -205,17 +209,26 @@ def scan_warnings(scan):
     if scan is None:
         return []
     warnings = []
-    if scan.partial_clone:
-        warnings.append(_("The clone is partial (made with --filter): blobs it does not hold "
-                          "were skipped, not fetched."))
+    if scan.partial_clone and scan.fetched_blobs:
+        warnings.append(ngettext(
+            "The clone is partial (made with --filter): %(count)s file version the scan "
+            "needed was fetched from its remote.",
+            "The clone is partial (made with --filter): %(count)s file versions the scan "
+            "needed were fetched from its remote.", scan.fetched_blobs) % {
+            "count": scan.fetched_blobs})
+    if scan.partial_clone and scan.fetch_error:
+        warnings.append(_("The clone is partial and what it lacks could not be fetched "
+                          "(%(reason)s).") % {"reason": scan.fetch_error})
     if scan.missing_blobs:
         paths = ", ".join(f"{path} ({n})" for path, n in scan.missing_paths[:10])
         more = len(scan.missing_paths) - 10
         if more > 0:
             paths = _("%(paths)s and %(more)s more paths") % {"paths": paths, "more": more}
         warnings.append(ngettext(
-            "%(count)s blob could not be read, so changes to them were not seen: %(paths)s.",
-            "%(count)s blobs could not be read, so changes to them were not seen: %(paths)s.",
+            "%(count)s blob could not be read, so changes to them were not seen: %(paths)s. "
+            "A name not found is not known to be absent.",
+            "%(count)s blobs could not be read, so changes to them were not seen: %(paths)s. "
+            "A name not found is not known to be absent.",
             scan.missing_blobs) % {"count": scan.missing_blobs, "paths": paths})
     for name, mention in sorted(scan.mentions.items()):
         warnings.append(_(
@@ -323,14 +336,18 @@ def blind_inclusion(study):
 def catalog(study):
     """One row per method: source, first public, frameworks now, days to first landing."""
     rows = []
+    # Frameworks whose scans could not read everything: no landing there is not "none".
+    incomplete = set(FrameworkScan.objects.filter(framework__study=study, missing_blobs__gt=0)
+                     .values_list("framework__name", flat=True))
     landings_with_hits = Prefetch("landings", Landing.objects.select_related("framework", "hit"))
     for method in (Method.objects.filter(study=study)
                    .prefetch_related(landings_with_hits, "option_names__framework")):
         landings = sorted(method.landings.all(), key=lambda landing: landing.committed_at)
+        landed = {landing.framework.name for landing in landings}
+        tracked = {o.framework.name for o in method.option_names.all()}
         rows.append({
-            "method": method, "landings": landings,
-            "frameworks": sorted({landing.framework.name for landing in landings}),
-            "tracked": sorted({o.framework.name for o in method.option_names.all()}),
+            "method": method, "landings": landings, "frameworks": sorted(landed),
+            "tracked": sorted(tracked), "unknown": sorted((tracked - landed) & incomplete),
             "days_to_first": (landing_day(landings[0]) - first_public(method)).days
             if landings else None,
         })

@@ -184,6 +184,10 @@ class FrameworkScan(models.Model):
     scanned_at = models.DateTimeField(auto_now=True)
     # What the last scan could not read: a partial clone's absent blobs, by path.
     partial_clone = models.BooleanField(default=False)
+    # Absent blobs the last scan fetched from the partial clone's remote, and why the rest
+    # could not be fetched ("" when nothing was left absent that way).
+    fetched_blobs = models.PositiveIntegerField(default=0)
+    fetch_error = models.CharField(max_length=300, blank=True)
     commits_read = models.PositiveIntegerField(default=0)
     missing_blobs = models.PositiveIntegerField(default=0)
     missing_paths = models.JSONField(default=list, blank=True)  # [[path, blobs], ...] most first
@@ -191,6 +195,12 @@ class FrameworkScan(models.Model):
     # Names seen only in comments or docstrings so far: {name: {commit, committed_on, path,
     # line_number, line, kind}}; a warning, never a landing.
     mentions = models.JSONField(default=dict, blank=True)
+
+    @property
+    def complete(self):
+        """Whether every file version the scans needed was read: if not, a name without a
+        hit is not known to be absent, and no page says "no landing" for it."""
+        return self.missing_blobs == 0
 
 
 class MethodLink(models.Model):

@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from coding.catalog import edit as catalog_edit
 from coding.catalog import landings
+from coding.catalog import names as landings_names
 from coding.catalog.api.edit import (
     CONFIRM, REMOVAL, FrameworkSerializer, confirmed, removed, valid, write,
 )
@@ -49,6 +50,10 @@ class CatalogRowSerializer(serializers.Serializer):
     frameworks = serializers.ListField(child=serializers.CharField(),
                                        help_text="Frameworks the method landed in.")
     days_to_first_landing = serializers.IntegerField(source="days_to_first", allow_null=True)
+    not_known_in = serializers.ListField(
+        child=serializers.CharField(), source="unknown",
+        help_text="Frameworks where the method has option names but no landing while their "
+                  "last scan could not read every file version: not known, not absent.")
     landings = serializers.SerializerMethodField()
 
     def get_landings(self, row) -> list[dict]:
@@ -94,12 +99,14 @@ class FrameworkDetail(APIView):
                         "days": row["days"], "days_utc": row["days_utc"]}
                        for row in report["landed"]],
             "option_names": [{"method": o.method.name, "name": o.name,
+                              "kind": landings_names.kind_of(o.name),
                               "hit": landings.hit_payload(o.hit) if _hit(o) else None}
                              for o in options],
             "scan": None if scan is None else {
                 "branch": scan.branch, "last_commit": scan.last_commit,
                 "commits_read": scan.commits_read, "partial_clone": scan.partial_clone,
-                "missing_blobs": scan.missing_blobs, "missing_paths": scan.missing_paths,
+                "fetched_blobs": scan.fetched_blobs, "fetch_error": scan.fetch_error,
+                "complete": scan.complete, "missing_blobs": scan.missing_blobs, "missing_paths": scan.missing_paths,
                 "excluded_paths": scan.excluded_paths, "mentions": scan.mentions,
                 "warnings": report["warnings"]},
             "proposals": [{"document_key": row["link"].document.key,
