@@ -185,15 +185,17 @@ class Commit:
     changes: list  # (old sha, new sha, status, path)
 
 
-def commits(repo, span):
-    """The first-parent history in `span`, oldest first, each with its changed files
-    (a merge against its first parent). Reads commits and trees only, never blobs.
+def commits(repo, *revisions, walk=True):
+    """The first-parent history in the span `revisions` give, oldest first, each with its
+    changed files (a merge against its first parent); with `walk=False` just the commits
+    named, in the order given. Reads commits and trees only, never blobs.
     A submodule's entry names a commit of another repository, not a file: it is left out,
     never counted as a blob that could not be read."""
+    order = ["--reverse"] if walk else ["--no-walk=unsorted"]
     out = subprocess.run(
         ["git", "-C", str(repo), "log", "--first-parent", "--diff-merges=first-parent", "--raw",
-         "--no-renames", "--no-abbrev", "-z", "--reverse",
-         "--format=%x01%H%x1f%an%x1f%aI%x1f%cI%x1f%s", span, "--"],
+         "--no-renames", "--no-abbrev", "-z", *order,
+         "--format=%x01%H%x1f%an%x1f%aI%x1f%cI%x1f%s", *revisions, "--"],
         capture_output=True, env=_no_fetch())
     if out.returncode:
         raise GitError(f"git log in {repo}: {out.stderr.decode(errors='replace').strip()}")
@@ -257,6 +259,42 @@ def excluded(path, patterns):
     return bool(_exclusion(tuple(patterns)).match(path))
 
 
+def _listed(repo, exclude, history, *revisions, walk=True):
+    """The commits with their changes left after the exclusions, and the blobs to read in
+    the order _read_commit reads them: each change's new version, then its old one."""
+    listed = []
+    for commit in commits(repo, *revisions, walk=walk):
+        kept = [c for c in commit.changes if not excluded(c[3], exclude)]
+        history.excluded_paths += len(commit.changes) - len(kept)
+        listed.append((commit, kept))
+    order = [sha for _, kept in listed for old, new, _, _ in kept
+             for sha in (new, old) if sha != ZERO]
+    return listed, order
+
+
+def judge(repo, at, names, methods, exclude=None):
+    """Whether each first hit is a rename, judged again with the whole catalog of today
+    (`names`, `methods` as for `scan`): `at` maps a name to the commit its hit is in. A
+    scan reads only what it must, so without this a hit found before a sibling name was
+    added would keep the verdict of a smaller catalog, and an incremental scan would flag
+    otherwise than a fresh one. Returns {name: (renamed, reason)} for the hits found again."""
+    if not at:
+        return {}
+    exclude = DEFAULT_EXCLUDE if exclude is None else exclude
+    every, history = names_.Names(names), History()
+    listed, order = _listed(repo, exclude, history, *dict.fromkeys(at.values()), walk=False)
+    present = present_objects(repo) if is_partial_clone(repo) else None
+    verdicts = {}
+    with BlobStream(repo, order, present) as blobs:
+        for commit, kept in listed:
+            history.first = {}
+            wanted = names_.Names(name for name, sha in at.items() if sha == commit.sha)
+            _read_commit(blobs, commit, kept, wanted, every, methods, history)
+            verdicts.update({name: (found.renamed, found.rename_reason)
+                             for name, found in history.first.items()})
+    return verdicts
+
+
 def scan(repo, span, names, exclude=None, methods=None, report=None):
     """Read the history in `span` once for every option name. `methods` maps each name to
     its method's other names, so a commit that drops one of them while adding another is
@@ -266,14 +304,7 @@ def scan(repo, span, names, exclude=None, methods=None, report=None):
     every = names_.Names(names)
     history = History(partial_clone=is_partial_clone(repo))
     present = present_objects(repo) if history.partial_clone else None
-    listed = []
-    for commit in commits(repo, span):
-        kept = [c for c in commit.changes if not excluded(c[3], exclude)]
-        history.excluded_paths += len(commit.changes) - len(kept)
-        listed.append((commit, kept))
-    # Every blob in the order _read_commit reads them: each change's new, then its old.
-    order = [sha for _, kept in listed for old, new, _, _ in kept
-             for sha in (new, old) if sha != ZERO]
+    listed, order = _listed(repo, exclude, history, span)
     if present is not None:
         absent = [sha for sha in dict.fromkeys(order) if sha.encode() not in present]
         if absent:
@@ -385,23 +416,36 @@ def _hits_in_file(commit, path, old, new, moved, lost, wanted, methods, history)
         found = Found(hit.name, commit, path, hit.line, line.strip()[:500], hit.kind, hit.text,
                       len(commit.changes))
         if counts:
-            found.renamed, found.rename_reason = _rename(hit, line, removed_lines, moved, lost,
-                                                         methods)
+            added_lines = [new_lines[n - 1] for n in sorted(added)]
+            found.renamed, found.rename_reason = _rename(hit, line, removed_lines, added_lines,
+                                                         moved, lost, methods)
         table[hit.name] = found
 
 
-def _rename(hit, line, removed_lines, moved, lost, methods):
+def _rename(hit, line, removed_lines, added_lines, moved, lost, methods):
     """Why this first appearance may be a rename of something older ('' if it is not)."""
     if moved:
         return True, "the file moved here unchanged"
     for removed in removed_lines:
         pair = names_.replaced_token(removed, line)
-        if pair and names_.normal(pair[1]).endswith(names_.normal(hit.text)):
+        if pair and names_.normal(pair[1]).endswith(names_.normal(hit.text)) and \
+                not _split(pair, removed_lines, added_lines):
             return True, f"replaces {pair[0]}"
     dropped = sorted((set(methods.get(hit.name, ())) - {hit.name}) & lost)
     if dropped:
         return True, f"the same commit removes {dropped[0]}"
     return False, ""
+
+
+def _split(pair, removed_lines, added_lines):
+    """Whether the old name gave way to several new ones at once (`ratio_eps` to
+    `ratio_eps_min` and `ratio_eps_max`): each sibling is a new option, not the old one
+    renamed."""
+    old, new = (names_.normal(t) for t in pair)
+    had = {names_.normal(t) for line in removed_lines for t in names_.tokens(line)}
+    siblings = {names_.normal(t) for line in added_lines for t in names_.tokens(line)
+                if names_.normal(t).startswith(f"{old}_")} - had - {new}
+    return bool(siblings)
 
 
 # --- writing histories (the demo and the benchmark) ------------------------------

@@ -97,6 +97,7 @@ def scan_framework(framework, repo, branch=None, report=None):
             for name, found in history.first.items():
                 for option in (o for o in options if o.name == name):
                     _record_hit(option, found, mentions.get(name))
+        _judge_again(framework, repo, names, methods, exclude)
         found = _rebuild_landings(framework)
         scan.branch, scan.last_commit = branch, tip
         scan.searched_names = names
@@ -157,6 +158,19 @@ def _record_hit(option, found, mention):
     return hit
 
 
+def _judge_again(framework, repo, names, methods, exclude):
+    """Judge every hit's rename flag again with today's catalog, so a fresh scan and an
+    incremental one of the same history give the same flags (landings_git.judge)."""
+    hits = list(OptionHit.objects.filter(option__framework=framework).select_related("option"))
+    verdicts = landings_git.judge(repo, {h.option.name: h.commit for h in hits}, names,
+                                  methods, exclude)
+    for hit in hits:
+        verdict = verdicts.get(hit.option.name)
+        if verdict is not None and verdict != (hit.renamed, hit.rename_reason):
+            hit.renamed, hit.rename_reason = verdict[0], verdict[1][:300]
+            hit.save(update_fields=["renamed", "rename_reason"])
+
+
 def _rebuild_landings(framework):
     """Each method's landing is its names' earliest hit; returns how many were new or moved."""
     hits = (OptionHit.objects.filter(option__framework=framework)
@@ -168,7 +182,8 @@ def _rebuild_landings(framework):
     changed = 0
     for method_id, hit in earliest.items():
         landing = current.get(method_id)
-        if landing and landing.hit_id == hit.pk and landing.commit == hit.commit:
+        if landing and landing.hit_id == hit.pk and landing.commit == hit.commit and \
+                landing.upper_bound == hit.upper_bound:
             continue
         Landing.objects.update_or_create(method_id=method_id, framework=framework, defaults={
             "option_name": hit.option.name, "commit": hit.commit,

@@ -300,7 +300,8 @@ def test_a_scan_reads_every_blob_through_one_cat_file_process(repo, toyrl, alpha
     monkeypatch.setattr(landings_git.subprocess, "Popen", counting)
     landings.scan_framework(toyrl, repo.path)
     assert Landing.objects.filter(framework=toyrl).count() == 6
-    assert sum("--batch" in a for a in started) == 1
+    # One process reads the history, one reads the hits' commits again to judge them.
+    assert sum("--batch" in a for a in started) == 2
 
 
 # --- threads -----------------------------------------------------------------------------------
@@ -442,3 +443,56 @@ def test_a_dotted_catalog_name_is_found_as_attribute_access_and_as_a_nested_key(
     nested = landings_names.hits("c.yaml", "algorithm:\n  filter_groups:\n    enable: true\n",
                                  names)
     assert [(h.line, h.kind) for h in nested] == [(2, "config")]
+
+
+# --- flags judged the same on every scan (issue 40, finding 5) ------------------------------
+
+def _flags(framework):
+    return {(h.option.method.name, h.option.name, h.commit, h.renamed, h.rename_reason,
+             h.upper_bound)
+            for h in OptionHit.objects.filter(option__framework=framework)
+            .select_related("option__method")}, {
+        (landing.method.name, landing.commit, landing.option_name, landing.upper_bound)
+        for landing in Landing.objects.filter(framework=framework).select_related("method")}
+
+
+def test_a_fresh_and_an_incremental_scan_give_the_same_landings_and_flags(
+        repo, toyrl, alpha, people):
+    repo.at("Cap", "2025-03-01T12:00:00+00:00", {"rollout.py": "tis_imp_ratio_cap = 2.0\n"})
+    repo.at("Rollout IS (#40)", "2025-05-01T12:00:00+00:00",
+            {"rollout.py": "rollout_is = True\nrollout_is_level = 'token'\n"})
+    repo.at("Unrelated", "2025-06-01T12:00:00+00:00", {"other.py": "x = 1\n"})
+    # Incremental: the method has one name, then the owner adds its older sibling.
+    tis = method(alpha, toyrl, "TIS", "rollout_is")
+    landings.scan_framework(toyrl, repo.path)
+    assert not hit(toyrl, "rollout_is").renamed  # nothing in the catalog was removed yet
+    catalog_edit.add_option_name(tis, toyrl, "tis_imp_ratio_cap", people["olive"])
+    landings.scan_framework(toyrl, repo.path)
+    # Fresh: another framework of the same history with both names from the start.
+    fresh = Framework.objects.create(study=alpha, name="fresh", repository="example/fresh")
+    twin = Method.objects.create(study=alpha, name="TIS twin", first_public="2025-08")
+    for name in ("rollout_is", "tis_imp_ratio_cap"):
+        OptionName.objects.create(method=twin, framework=fresh, name=name)
+    landings.scan_framework(fresh, repo.path)
+
+    incremental, fresh_flags = _flags(toyrl), _flags(fresh)
+    rename = hit(toyrl, "rollout_is")
+    assert rename.renamed and rename.rename_reason == "the same commit removes tis_imp_ratio_cap"
+    assert {row[1:] for row in incremental[0]} == {row[1:] for row in fresh_flags[0]}
+    assert {row[1:] for row in incremental[1]} == {row[1:] for row in fresh_flags[1]}
+
+
+def test_a_name_split_into_siblings_is_not_a_rename(repo, toyrl, alpha):
+    method(alpha, toyrl, "Decoupled clip", "ratio_eps_max")
+    repo.at("Clip", "2025-03-01T12:00:00+00:00", {"cfg.yaml": "loss:\n  ratio_eps: 0.2\n"})
+    sha = repo.at("Separate bounds (#8)", "2025-04-01T12:00:00+00:00",
+                  {"cfg.yaml": "loss:\n  ratio_eps_min: 0.2\n  ratio_eps_max: 0.2\n"})
+    landings.scan_framework(toyrl, repo.path)
+    found = hit(toyrl, "ratio_eps_max")
+    assert found.commit == sha and not found.renamed and not found.upper_bound
+    # One name giving way to one other is still a rename.
+    method(alpha, toyrl, "Renamed", "eps_upper")
+    repo.at("Rename (#9)", "2025-05-01T12:00:00+00:00",
+            {"cfg.yaml": "loss:\n  ratio_eps_min: 0.2\n  eps_upper: 0.2\n"})
+    landings.scan_framework(toyrl, repo.path)
+    assert hit(toyrl, "eps_upper").rename_reason == "replaces ratio_eps_max"
