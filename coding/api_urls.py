@@ -58,6 +58,8 @@ urlpatterns = router.urls + [
          name="api-agreement-recompute"),
     path("studies/<slug:slug>/inclusion/", inclusion.InclusionAnalysis.as_view(),
          name="api-inclusion"),
+    path("studies/<slug:slug>/inclusion/lists/", inclusion.InclusionLists.as_view(),
+         name="api-inclusion-lists"),
     path("studies/<slug:slug>/imports/", imports.ImportStart.as_view(), name="api-imports"),
     path("studies/<slug:slug>/screening/", imports.ScreeningFlow.as_view(), name="api-screening"),
     path("studies/<slug:slug>/catalog/", catalog.Catalog.as_view(), name="api-catalog"),

@@ -37,6 +37,7 @@ TARGET_WORDS = {
     "method": pgettext_lazy("audit target", "method %(name)s"),
     "framework": pgettext_lazy("audit target", "framework %(name)s"),
     "option_name": pgettext_lazy("audit target", "%(method)s in %(framework)s"),
+    "inclusion_list": pgettext_lazy("audit target", "inclusion list %(name)s"),
 }
 
 

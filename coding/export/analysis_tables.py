@@ -61,9 +61,10 @@ INCLUSION_FIELDS = [
     s("question", "The question's key."),
     s("kind", "yes_no, single, or option.", categories=("yes_no", "single", "option")),
     s("answer", "One answer; rows in codebook order, the first answer first."),
-    Field("included", "integer", "Papers with this answer whose method landed in a tracked "
-          "framework (frameworks_landed not empty)."),
-    Field("not_included", "integer", "Papers with this answer whose method did not land."),
+    Field("included", "integer", "Papers with this answer included by the source (see "
+          "source): for the tracker, whose method landed in a tracked framework "
+          "(frameworks_landed not empty); for a list, that the list names."),
+    Field("not_included", "integer", "Papers with this answer the source does not include."),
     Field("left_out", "integer", "Papers without a decided answer to the field (undecided, "
           "missing or not applicable): not in its table."),
     s("test", "fisher (2 x 2: Fisher's exact test, two-sided) or freeman_halton (larger: "
@@ -81,6 +82,9 @@ INCLUSION_FIELDS = [
           "it (sample odds ratio ad/bc; 2 x 2: on the first answer's row only)."),
     Field("odds_ratio_low", "number", "Lower bound of Woolf's 95% interval of that odds ratio."),
     Field("odds_ratio_high", "number", "Upper bound of that interval."),
+    s("source", "Where inclusion came from: tracker (the method tracker's landings) or "
+      "list:NAME (an inclusion list the team imported, with its file's SHA-256 on the "
+      "inclusion page and in the API)."),
 ]
 
 

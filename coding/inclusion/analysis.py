@@ -1,9 +1,12 @@
 """Included against not-included papers, on every binary and categorical coded field.
 
-Inclusion is the method tracker's (coding.catalog.landings.paper_inclusion): a paper is
-included when a framework's main branch gained an option of a method the paper is the
-source of (the export's ``frameworks_landed``), not the imported ``included_in``
-metadata. The population is the study's papers with a current decision, optionally
+Inclusion comes from one source, named in the result: the method tracker's
+(coding.catalog.landings.paper_inclusion: a paper is included when a framework's main
+branch gained an option of a method the paper is the source of, the export's
+``frameworks_landed``), or an inclusion list the team imported (coding.inclusion.lists:
+papers it names are included). The tracker is the default when it has source papers.
+With more than one source, each other source is compared with the one used, paper by
+paper over the same population (both, one only, neither, Cohen's kappa). The population is the study's papers with a current decision, optionally
 narrowed by decided values (``label=rl_method``, ``scope=general``), as the study's
 analysis narrows them to general RL methods.
 
@@ -35,7 +38,8 @@ from scipy import stats
 from scipy.stats.contingency import odds_ratio
 
 from coding.codebooks.versions import YES_NO
-from coding.models import Decision, Item, MethodLink, Question
+from coding.models import Decision, InclusionList, Item, MethodLink, Question
+from ingest.models import Document
 
 RESAMPLES = 20_000
 SEED = 0
@@ -77,21 +81,62 @@ def parse_population(pairs):
     return found
 
 
-def analyse(study, population=None):
-    """The analysis as plain JSON values (the page, the API, the command and the export)."""
-    from coding.catalog.landings import paper_inclusion
+TRACKER, LIST = "tracker", "list:"
+TRACKER_SOURCE = ("frameworks_landed: the method tracker's landings of each paper's method "
+                  "(coding.catalog.landings), not the imported included_in metadata.")
 
+
+def sources(study):
+    """The inclusion sources the study has: "tracker" when the catalog has source papers,
+    then "list:NAME" for each imported inclusion list."""
+    found = [TRACKER] if tracked(study) else []
+    return found + [LIST + name for name in InclusionList.objects.filter(study=study)
+                    .order_by("name").values_list("name", flat=True)]
+
+
+def inclusion_by(study, source):
+    """{document id: {included_in, ...}} as the source says."""
+    from coding.catalog.landings import paper_inclusion
+    from coding.inclusion.lists import listed_inclusion
+
+    if source == TRACKER:
+        return paper_inclusion(study)
+    return listed_inclusion(InclusionList.objects.get(study=study,
+                                                      name=source.removeprefix(LIST)))
+
+
+def _source_words(study, source):
+    if source == TRACKER:
+        return TRACKER_SOURCE
+    found = InclusionList.objects.select_related("imported_by").get(
+        study=study, name=source.removeprefix(LIST))
+    return (f"the inclusion list {found.name!r} (file {found.file_name or 'without a name'}, "
+            f"SHA-256 {found.sha256[:12]}, imported {found.imported_at:%Y-%m-%d} by "
+            f"{found.imported_by.username if found.imported_by else 'a removed account'}): "
+            "a paper it names is included.")
+
+
+def analyse(study, population=None, source=None):
+    """The analysis as plain JSON values (the page, the API, the command and the export),
+    with inclusion from `source` (see `sources`; None: the tracker if it has source papers,
+    else the first list)."""
     population = dict(population or {})
+    available = sources(study)
+    source = source or (available[0] if available else TRACKER)
+    if source not in available and (source != TRACKER or available):
+        raise ValueError(f"no inclusion source {source!r} in this study (sources: "
+                         f"{', '.join(available) or 'none'})")
     result = {"study": study.slug, "population": population, "orientation": ORIENTATION,
               "test_rule": TEST_RULE, "adjustment": ADJUSTMENT, "confidence": CONFIDENCE,
-              "source": "frameworks_landed: the method tracker's landings of each paper's "
-                        "method (coding.catalog.landings), not the imported included_in metadata.",
+              "source_key": source, "sources": available, "comparisons": [],
+              "source": TRACKER_SOURCE if not available else _source_words(study, source),
               "fields": []}
-    if not tracked(study):
+    if not available:
         return result | {"available": False, "reason": (
-            "No paper of this study is the source of a tracked method: inclusion comes from "
-            "the method tracker (the catalog's methods and their landings), which is empty.")}
-    landed = paper_inclusion(study)
+            "No paper of this study is the source of a tracked method and no inclusion list "
+            "was imported: inclusion comes from the method tracker (the catalog's methods and "
+            "their landings) or from a list of included papers the team already has.")}
+    landed = inclusion_by(study, source)
     items = dict(Item.objects.alive().filter(study=study, document__kind="paper")
                  .values_list("pk", "document_id"))
     values = {}
@@ -115,7 +160,38 @@ def analyse(study, population=None):
         for field in _fields(question):
             result["fields"].append(_field(field, chosen, values, included))
     _adjust(result["fields"])
+    for other in available:
+        if other != source:
+            result["comparisons"].append(_compare(other, inclusion_by(study, other), chosen,
+                                                  items, included))
     return result
+
+
+SHOWN_DIFFERENCES = 50
+
+
+def _compare(source, landed, chosen, items, included):
+    """How another source's inclusion agrees with the one used, paper by paper: counts of
+    a 2 x 2 table, the share that agree, Cohen's kappa, and the first papers that differ."""
+    other = {item: bool(landed.get(items[item], {}).get("included_in")) for item in chosen}
+    both = sum(included[i] and other[i] for i in chosen)
+    used_only = sum(included[i] and not other[i] for i in chosen)
+    other_only = sum(other[i] and not included[i] for i in chosen)
+    neither = len(chosen) - both - used_only - other_only
+    total = len(chosen)
+    kappa = None
+    if total:
+        observed = (both + neither) / total
+        expected = ((both + used_only) * (both + other_only)
+                    + (neither + other_only) * (neither + used_only)) / total ** 2
+        kappa = None if expected == 1 else (observed - expected) / (1 - expected)
+    differing = sorted(items[i] for i in chosen if included[i] != other[i])
+    keys = dict(Document.objects.filter(pk__in=differing[:SHOWN_DIFFERENCES])
+                .values_list("pk", "key"))
+    return {"source": source, "both": both, "used_only": used_only, "other_only": other_only,
+            "neither": neither, "agreement": (both + neither) / total if total else None,
+            "kappa": kappa, "differing": len(differing),
+            "differing_papers": sorted(keys.values())}
 
 
 def _questions(study):
@@ -166,8 +242,12 @@ def _field(field, chosen, values, included):
         counts[answer][0 if included[item] else 1] += 1
     rows = [a for a in answers if sum(counts[a])]
     table = [counts[a] for a in rows]
+    inc_total, out_total = (sum(t[0] for t in table), sum(t[1] for t in table))
     row = {"name": name, "question": key, "kind": kind, "answers": rows,
            "included": [t[0] for t in table], "not_included": [t[1] for t in table],
+           # Each answer's share of the column: of the included papers in this table, ...
+           "included_share": [t[0] / inc_total if inc_total else None for t in table],
+           "not_included_share": [t[1] / out_total if out_total else None for t in table],
            "left_out": left_out, "test": None, "p": None, "p_method": None, "odds_ratio": None,
            "odds_ratios": [], "note": ""}
     if len(rows) < 2 or not all(sum(column) for column in zip(*table)):
@@ -271,7 +351,7 @@ def _adjust(fields):
 
 COLUMNS = ("field", "question", "kind", "answer", "included", "not_included", "left_out",
            "test", "p", "p_method", "p_holm", "p_bh", "odds_ratio", "odds_ratio_low",
-           "odds_ratio_high")
+           "odds_ratio_high", "source")
 
 
 def table_rows(analysis):
@@ -288,4 +368,5 @@ def table_rows(analysis):
                    "left_out": f["left_out"], "test": f["test"], "p": f["p"],
                    "p_method": f.get("p_method"),
                    "p_holm": f["p_holm"], "p_bh": f["p_bh"], "odds_ratio": ratio.get("value"),
-                   "odds_ratio_low": ratio.get("low"), "odds_ratio_high": ratio.get("high")}
+                   "odds_ratio_low": ratio.get("low"), "odds_ratio_high": ratio.get("high"),
+                   "source": analysis["source_key"]}

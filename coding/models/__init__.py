@@ -1,5 +1,8 @@
 from coding.models.audit import AuditEntry
-from coding.models.catalog import Framework, FrameworkScan, Landing, Method, MethodLink, OptionName
+from coding.models.catalog import (
+    Framework, FrameworkScan, InclusionList, Landing, ListedInclusion, Method, MethodLink,
+    OptionName,
+)
 from coding.models.codebooks import Codebook, CodebookVersion, Option, Question
 from coding.models.codings import Assignment, Coding, Exposure, OthersWorkRead
 from coding.models.decisions import Decision
@@ -14,6 +17,6 @@ from coding.models.studies import Invite, Membership, Role, Study
 __all__ = [
     "AgreementSnapshot", "AssistedRound", "Assignment", "AuditEntry", "Codebook", "CodebookVersion", "Coding", "Comparison",
     "Decision", "Exposure", "OthersWorkRead",
-    "Framework", "FrameworkScan", "ImportRun", "Invite", "Item", "LanguagePreference", "Landing", "Membership", "Method",
+    "Framework", "FrameworkScan", "ImportRun", "InclusionList", "ListedInclusion", "Invite", "Item", "LanguagePreference", "Landing", "Membership", "Method",
     "MethodLink", "Option", "OptionName", "Question", "Rater", "RaterCoding", "Role", "StoredDisagreement", "Study",
 ]

@@ -226,3 +226,48 @@ class MethodLink(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["method", "document", "kind"], name="method_link_once")
         ]
+
+
+class InclusionList(models.Model):
+    """Inclusion a team already knows, imported from a CSV file (coding.inclusion.lists):
+    one inclusion source beside the method tracker. Importing a list under the same name
+    again replaces its rows."""
+
+    study = models.ForeignKey(Study, related_name="inclusion_lists", on_delete=models.CASCADE)
+    name = models.CharField(max_length=100)
+    # Provenance: the file as received and who brought it.
+    file_name = models.CharField(max_length=255, blank=True)
+    sha256 = models.CharField(max_length=64)
+    imported_by = models.ForeignKey("auth.User", null=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    imported_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["study", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "name"], name="inclusion_list_name_in_study")
+        ]
+
+    def __str__(self):
+        return self.name
+
+
+class ListedInclusion(models.Model):
+    """One paper included in one framework, as an inclusion list says, with the file line
+    it came from."""
+
+    inclusion_list = models.ForeignKey(InclusionList, related_name="rows",
+                                       on_delete=models.CASCADE)
+    document = models.ForeignKey("ingest.Document", related_name="+", on_delete=models.CASCADE)
+    framework = models.CharField(max_length=100)
+    included_on = models.DateField(null=True, blank=True)
+    link = models.CharField(max_length=500, blank=True, help_text="a commit, pull request or "
+                                                                  "release")
+    line = models.PositiveIntegerField(help_text="the line of the file it came from")
+
+    class Meta:
+        ordering = ["inclusion_list", "line"]
+        constraints = [
+            models.UniqueConstraint(fields=["inclusion_list", "document", "framework"],
+                                    name="listed_inclusion_once")
+        ]

@@ -33,7 +33,7 @@ from coding.codebooks.versions import (
     check_answer, is_shown, questions_with_options, unstorable_text,
 )
 from coding.models import CodebookVersion, Item, Question, Rater, RaterCoding
-from ingest.sources.lines import not_utf8_reason, too_long_reason, wide_encoding
+from ingest.sources.lines import TextLines, Unreadable
 from workbench import jobs
 from workbench.jobs import user_facing
 
@@ -98,46 +98,6 @@ def format_of(name, given=""):
     return "csv" if str(name).lower().endswith(".csv") else "jsonl"
 
 
-class Unreadable(Exception):
-    """A line that cannot be read as text: not UTF-8, or longer than a line may be. The
-    rest of the file cannot be trusted to split into the same lines, so reading stops."""
-
-    def __init__(self, line, problem):
-        self.line, self.problem = line, problem
-        super().__init__(problem)
-
-
-class TextLines:
-    """A binary file's lines as text, one at a time (csv reads any iterable of lines):
-    UTF-8 (a BOM allowed), each at most IMPORT_LINE_MAX_BYTES; Unreadable names the line
-    otherwise. A file that is not UTF-8 at all (UTF-16, Latin-1, random bytes) is told
-    apart from one bad byte."""
-
-    def __init__(self, raw):
-        self.raw, self.number = raw, 0
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        data = self.raw.readline(IMPORT_LINE_MAX_BYTES + 1)
-        if not data:
-            raise StopIteration
-        self.number += 1
-        if len(data) > IMPORT_LINE_MAX_BYTES and not data.endswith(b"\n"):
-            raise Unreadable(self.number, too_long_reason(IMPORT_LINE_MAX_BYTES))
-        if self.number == 1:
-            if encoding := wide_encoding(data):
-                raise Unreadable(1, not_utf8_reason(encoding))
-            data = data.removeprefix(b"\xef\xbb\xbf")
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise Unreadable(self.number, _(
-                "not UTF-8 text (byte %(byte)s); save the file as UTF-8")
-                % {"byte": f"0x{data[error.start]:02x}"}) from None
-
-
 def read_rows(stream, fmt):
     """(line number, {column: value}) from a stream of lines (text, or TextLines over a
     binary file); a row that cannot be read is (line, None, why). A line that cannot be
@@ -197,7 +157,8 @@ def import_codings(study, stream, fmt, *, dry_run=False, progress=None):
 
 def import_file(study, path, fmt="", **kwargs):
     with opened(path) as raw:
-        return import_codings(study, TextLines(raw), format_of(path, fmt), **kwargs)
+        return import_codings(study, TextLines(raw, IMPORT_LINE_MAX_BYTES),
+                              format_of(path, fmt), **kwargs)
 
 
 def count_rows(path):

@@ -5,6 +5,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from coding.inclusion.words import shown_p, shown_share
 from coding.templatetags.codebook_text import translated_html
 
 register = template.Library()
@@ -88,3 +89,15 @@ def question_label(question):
     has it), its key in the tooltip."""
     return format_html('<span title="{}">{}</span>', question.key,
                        translated_html(getattr(question, "tr", None), "text", question.text))
+
+
+@register.filter
+def p_value(p):
+    """A p-value as papers print it: `< 0.001` below a thousandth."""
+    return shown_p(p)
+
+
+@register.filter
+def share(value):
+    """A share as a whole percentage: 0.4 → 40%."""
+    return shown_share(value)

@@ -347,6 +347,46 @@ class _JsonStream:
         return self._more(max(self.chunk, len(self.buf) - self.pos))
 
 
+class Unreadable(Exception):
+    """A line that cannot be read as text: not UTF-8, or longer than a line may be. The
+    rest of the file cannot be trusted to split into the same lines, so reading stops."""
+
+    def __init__(self, line, problem):
+        self.line, self.problem = line, problem
+        super().__init__(problem)
+
+
+class TextLines:
+    """A binary file's lines as text, one at a time (csv reads any iterable of lines):
+    UTF-8 (a BOM allowed), each at most `max_bytes`; Unreadable names the line
+    otherwise. A file that is not UTF-8 at all (UTF-16, Latin-1, random bytes) is told
+    apart from one bad byte."""
+
+    def __init__(self, raw, max_bytes=MAX_LINE_BYTES):
+        self.raw, self.number, self.max_bytes = raw, 0, max_bytes
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        data = self.raw.readline(self.max_bytes + 1)
+        if not data:
+            raise StopIteration
+        self.number += 1
+        if len(data) > self.max_bytes and not data.endswith(b"\n"):
+            raise Unreadable(self.number, too_long_reason(self.max_bytes))
+        if self.number == 1:
+            if encoding := wide_encoding(data):
+                raise Unreadable(1, not_utf8_reason(encoding))
+            data = data.removeprefix(b"\xef\xbb\xbf")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise Unreadable(self.number, _(
+                "not UTF-8 text (byte %(byte)s); save the file as UTF-8")
+                % {"byte": f"0x{data[error.start]:02x}"}) from None
+
+
 def read_records(stream, name, to_record, max_bytes=MAX_LINE_BYTES):
     """Yield to_record(parsed JSON, location) per line, or a RecordError naming the line
     when the line, its JSON or the record is bad: one bad line never stops the rest."""

@@ -16,6 +16,7 @@ the CSV bundle's README and data dictionary a note on cells guarded against spre
 formulas (issue 36; no demo cell needed the guard), and the wide tables' status pending
 for items still being coded, apart from undecided (issue 35), and the text of four AReaL
 threads whose Dr. GRPO option is now written as the value it is, `adv_norm.std_level: none`
+(issue 40), and the inclusion table a source column saying where inclusion came from
 (issue 40); nothing else moved. Every member of the zip is pinned but
 what names the installed libraries (the README's "Written by" line; Parquet files
 stand in by their tables' schema and rows, whose bytes carry pyarrow's version).
@@ -37,9 +38,9 @@ import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[3]
 PINNED = {
-    "csv": "4ef5c6fa35d4a476ea14afc4ccb1f41af9ac7cb0152f426bff84cdf2200cd861",
-    "jsonl": "d4a3aaccb8145c03a53dd56543ea8e418ab7ec3191647927df881c225261d5a6",
-    "parquet": "e6a61d4bd5a4b556c98a7092a216f7d2dd5676ddbdf418938b066f3d4e60f0e1",
+    "csv": "840294055bf1e16a192d7e385836a0f3a6b59258c4c4d8e6ed510a43603f7093",
+    "jsonl": "77534e01d40ab1c60e9e9c59e9fd8f9e087a117bc99fa8aa8e650bdc2942671e",
+    "parquet": "01af30a9f569c824ad09cb5b8047d5582f6d1809f16cc2f2470d28df89bb7df8",
 }
 LOAD_FROZEN = """
 import os, django
