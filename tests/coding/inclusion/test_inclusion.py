@@ -15,7 +15,6 @@ import json
 import math
 import re
 import zipfile
-from datetime import UTC, datetime
 from io import StringIO
 from pathlib import Path
 
@@ -25,56 +24,9 @@ from django.core.management.base import CommandError
 
 from coding.export.bundle import build_bundle
 from coding.inclusion.analysis import analyse
-from coding.models import Decision, Framework, Landing, Method, MethodLink
-from tests import factories
+from tests.coding.inclusion.studies import GENERAL_ONLY, VENUES, field
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "analysis.md"
-VENUES = ["conference", "journal", "preprint"]
-PAPER_CODEBOOK = {**factories.SMALL_PAPER_CODEBOOK, "name": "Paper codebook", "questions": [
-    *factories.SMALL_PAPER_CODEBOOK["questions"],
-    {"key": "venue", "kind": "single", "text": "Venue?",
-     "options": [{"value": v, "label": v.title()} for v in VENUES]}]}
-# (code released, included) for the 15 general RL-method papers.
-GENERAL = [("yes", True)] * 2 + [("yes", False)] * 4 + [("no", True)] * 5 + [("no", False)] * 4
-
-
-@pytest.fixture
-def tracked(people):
-    study = factories.study("Inclusion study", owner=people["olive"])
-    for name, role in people["names"].items():
-        factories.member(study, people[name], role)
-    book = factories.codebook(study, PAPER_CODEBOOK)
-    framework = Framework.objects.create(study=study, name="toyrl", repository="example/toyrl")
-    rows = [("rl_method", "general", released, included, ["entropy_collapse"] if n < 3 else ["none"])
-            for n, (released, included) in enumerate(GENERAL)]
-    # Analysis papers, some included: outside the population, never counted.
-    rows += [("analysis", None, "yes", True, ["none"])] * 3
-    for n, (label, scope, released, included, failures) in enumerate(rows):
-        item = factories.paper_item(study, book, 100 + n)
-        decided = {"label": label, "code_released": released, "failures": failures,
-                   "venue": VENUES[n % 3]}
-        if scope:
-            decided["scope"] = scope
-        for key, value in decided.items():
-            Decision.objects.create(item=item, question_key=key, revision=1, value=value,
-                                    method=Decision.Method.UNANIMOUS)
-        method = Method.objects.create(study=study, name=f"method {n}", first_public="2025-03")
-        MethodLink.objects.create(method=method, document=item.document,
-                                  kind=MethodLink.Kind.SOURCE)
-        if included:
-            Landing.objects.create(method=method, framework=framework, option_name=f"opt_{n}",
-                                   commit=f"{n:040x}",
-                                   committed_at=datetime(2025, 9, 1, tzinfo=UTC))
-    return study
-
-
-GENERAL_ONLY = {"label": "rl_method", "scope": "general"}
-
-
-def field(analysis, name):
-    return next(f for f in analysis["fields"] if f["name"] == name)
-
-
 def test_two_by_two_counts_fisher_and_odds_ratio_by_hand(tracked):
     analysis = analyse(tracked, GENERAL_ONLY)
     assert (analysis["papers"], analysis["included"], analysis["not_included"]) == (15, 7, 8)

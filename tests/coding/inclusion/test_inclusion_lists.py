@@ -17,7 +17,7 @@ from coding.inclusion.analysis import analyse
 from coding.inclusion.lists import InclusionListError, import_list
 from coding.models import AuditEntry, Decision, Framework, InclusionList, ListedInclusion
 from tests import factories
-from tests.coding.inclusion.test_inclusion import GENERAL, GENERAL_ONLY, field, tracked  # noqa: F401
+from tests.coding.inclusion.studies import GENERAL, GENERAL_ONLY, field
 
 
 def csv_file(text):
