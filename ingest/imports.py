@@ -17,7 +17,8 @@ Formats and their params (all also take "strict" and "batch_size"):
 |                     | them (per-thread parts matched by endpoint and number)          |
 | arxiv_api           | search_query and/or id_list, max_results, sort_by, sort_order   |
 | arxiv_oai           | metadata_prefix (arXiv or arXivRaw), set, from, until           |
-| github              | repository ("owner/repo"), since (ISO date), save_to (a .jsonl) |
+| github              | repository ("owner/repo"), since (ISO date), save_to (a .jsonl), |
+|                     | discussions (true: the Discussions too, through GraphQL)        |
 
 What a file may not be, whatever its format (each is a located error, never a crash;
 tests/ingest/test_hostile_files.py feeds every importer a corpus of such files):
@@ -105,6 +106,8 @@ def check_params(params):
         raise ValueError(_("arxiv_oai reads the 'arXiv' and 'arXivRaw' metadata formats"))
     if fmt == "github" and str(params.get("repository", "")).count("/") != 1:
         raise ValueError(_("github needs a 'repository' as owner/name"))
+    if fmt == "github" and not isinstance(params.get("discussions", False), bool):
+        raise ValueError(_("github's 'discussions' is true or false"))
 
 
 def _check_path(fmt, path):
@@ -158,4 +161,5 @@ def _read_live(fmt, params, sleep):
                                    set_spec=params.get("set"), from_date=params.get("from"),
                                    until=params.get("until"))
     return client.threads(params["repository"], since=params.get("since"),
-                          save_to=params.get("save_to"))
+                          save_to=params.get("save_to"),
+                          discussions=bool(params.get("discussions")))

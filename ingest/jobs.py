@@ -48,15 +48,29 @@ def run_ingest(job, report):
     language = job.params.get("language")
     if language not in dict(settings.LANGUAGES):
         language = settings.LANGUAGE_CODE
+    roots = file_folders(job.params)
     with translation.override(language):
         try:
             check_params(job.params)
         except ValueError as error:  # what is wrong with the params, in the import's own words
-            raise JobError(_("The import cannot start: %(error)s") % {"error": error}) from error
+            raise JobError(shown_location(_("The import cannot start: %(error)s") % {
+                "error": error}, roots)) from error
         last = {"read": 0, "message": ""}
         return run_import(job.params, progress=progress_reporter(report, last),
-                          log_error=error_logger(job), log_warning=warning_logger(job),
+                          log_error=error_logger(job, roots=roots),
+                          log_warning=warning_logger(job, roots=roots),
                           sleep=patient_sleep(report, last))
+
+
+def file_folders(params):
+    """The folders whose paths a job's reader is not shown: the server's own, and the one
+    holding the file the job reads (a command's `--async` may name any path, and the
+    job's log, failure and API answer name the file by its name alone)."""
+    roots = server_folders()
+    path = params.get("path")
+    if isinstance(path, str) and os.path.isabs(path):
+        roots.append(os.path.dirname(path))
+    return roots
 
 
 def progress_reporter(report, last):
@@ -94,9 +108,9 @@ def shown_location(text, roots=None):
     return text
 
 
-def error_logger(job, limit=MAX_LOGGED_ERRORS, level="error", warnings=False):
+def error_logger(job, limit=MAX_LOGGED_ERRORS, level="error", warnings=False, roots=None):
     logged = 0
-    roots = server_folders()
+    roots = server_folders() if roots is None else roots
 
     def log_error(error):
         nonlocal logged
@@ -116,13 +130,21 @@ def error_logger(job, limit=MAX_LOGGED_ERRORS, level="error", warnings=False):
     return log_error
 
 
-def warning_logger(job, limit=MAX_LOGGED_ERRORS):
+def warning_logger(job, limit=MAX_LOGGED_ERRORS, roots=None):
     """Duplicate keys and the like: the record was written, but say where."""
-    return error_logger(job, limit, level="warning", warnings=True)
+    return error_logger(job, limit, level="warning", warnings=True, roots=roots)
 
 
 def summary(counts):
     excluded = sum(counts["excluded"].values())
+    if counts.get("deletions"):
+        return _("%(read)s read: %(added)s added, %(updated)s updated, %(unchanged)s "
+                 "unchanged, %(deletions)s deletions (%(deleted)s marked deleted), "
+                 "%(excluded)s excluded, %(failed)s errors") % {
+            "read": f"{counts['read']:,}", "added": f"{counts['added']:,}",
+            "updated": f"{counts['updated']:,}", "unchanged": f"{counts['unchanged']:,}",
+            "deletions": f"{counts['deletions']:,}", "deleted": f"{counts['deleted']:,}",
+            "excluded": f"{excluded:,}", "failed": f"{counts['failed']:,}"}
     return _("%(read)s read: %(added)s added, %(updated)s updated, %(unchanged)s unchanged, "
              "%(excluded)s excluded, %(failed)s errors") % {
         "read": f"{counts['read']:,}", "added": f"{counts['added']:,}",

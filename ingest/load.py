@@ -70,6 +70,8 @@ def new_counts():
 def import_records(records, *, strict=False, batch_size=BATCH_SIZE, screen=None,
                    on_batch=None, progress=None, log_error=None, log_warning=None):
     """Write records (DocumentRecord, Deletion or RecordError) in batches; return the counts.
+    A RecordWarning among them is a source's note (an OAI page's resumption token): logged
+    as a warning, not counted as read.
 
     - screen(record) -> None to keep it, or the name of the rule that excludes it
       (excluded records are not written; counted under excluded[rule]).
@@ -79,8 +81,8 @@ def import_records(records, *, strict=False, batch_size=BATCH_SIZE, screen=None,
       (then as unchanged).
     - Every record read is counted once as a duplicate, failed, excluded, or written:
       written records are added, updated or unchanged documents, or `deletions` (of
-      which `deleted` marked a stored document and the rest, counted unchanged too,
-      named one unknown or already marked).
+      which `deleted` marked a stored document; the rest named one this database does
+      not hold, or one already marked). A deletion is never counted as unchanged.
     - progress(counts) after each batch; it may raise (a cancelled job) to stop.
     - log_error(RecordError) for each bad record; strict=True raises StrictModeError
       at the first one, after writing the good records read before it.
@@ -116,6 +118,10 @@ def _collect(chunk, counts, strict, screen, log_error, log_warning=None):
     """Check, screen and de-duplicate one chunk; returns (batch, first error in strict mode)."""
     batch = {}
     for item in chunk:
+        if isinstance(item, RecordWarning):  # a note about the source, not a record
+            if log_warning:
+                log_warning(item)
+            continue
         counts["read"] += 1
         try:
             error = item if isinstance(item, RecordError) else check_record(item)
@@ -188,7 +194,8 @@ def _write_batch(batch, counts, log_error):
                     "error": str(exc).strip()[:300]}
                 _fail(RecordError(item.location or _name(item), reason), counts, log_error)
     for _document, outcome, deletion in written:
-        counts[outcome] += 1
+        if outcome is not None:
+            counts[outcome] += 1
         counts["deletions"] += deletion
     return [(doc_id, outcome) for doc_id, outcome, deletion in written
             if doc_id is not None and not deletion]
@@ -206,8 +213,8 @@ def _upsert(items):
             if stored is not None and not stored.metadata.get("deleted"):
                 changed.append((_tombstone(stored, item, now), None))
                 outcomes.append((stored.id, "deleted", True))
-            else:  # unknown here, or a tombstone already: nothing to write
-                outcomes.append((stored and stored.id, "unchanged", True))
+            else:  # unknown here, or a tombstone already: a deletion that writes nothing
+                outcomes.append((stored and stored.id, None, True))
             continue
         if stored is None:
             added.append(item)

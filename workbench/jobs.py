@@ -253,9 +253,14 @@ def run(job_id):
         mine.update(status=Job.Status.CANCELLED, finished_at=timezone.now(), message="Cancelled.")
         return
     except Exception as exc:  # the job row is where a person reads the failure
-        # The whole text, with its traceback, only in the server log: it may quote a
-        # server path or a data value the job's reader may not see.
-        logger.exception("job %s (%s) failed", job.pk, job.kind)
+        if isinstance(exc, (JobError, *_user_facing)):
+            # A failure written for the person who started the job (a bad file, a source's
+            # error): said once, without a traceback, which would only be noise.
+            logger.warning("job %s (%s) failed: %s", job.pk, job.kind, exc)
+        else:
+            # The whole text, with its traceback, only in the server log: it may quote a
+            # server path or a data value the job's reader may not see.
+            logger.exception("job %s (%s) failed", job.pk, job.kind)
         mine.update(status=Job.Status.FAILED, error=public_error(job, exc),
                     finished_at=timezone.now())
         return

@@ -464,6 +464,10 @@ DETAIL_WORDS = {
     "failure_addressed": pgettext_lazy("audit detail", "failure addressed"),
     "position": pgettext_lazy("audit detail", "order"),
     "main_branch": pgettext_lazy("audit detail", "main branch"),
+    "file": pgettext_lazy("audit detail", "file"),
+    "sha256": pgettext_lazy("audit detail", "SHA-256"),
+    "rows": pgettext_lazy("audit detail", "rows"),
+    "replaced": pgettext_lazy("audit detail", "rows replaced"),
 }
 
 

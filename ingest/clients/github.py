@@ -1,4 +1,5 @@
-"""GitHub REST: a repository's issues and pull requests since a date, as thread bundles.
+"""GitHub: a repository's issues and pull requests since a date (REST, as thread bundles),
+and its Discussions (GraphQL, which is the only API that has them).
 
 Rules from GitHub's docs, all honoured here:
 - follow the `Link` header (rel="next"), never build page URLs; per_page=100;
@@ -9,6 +10,14 @@ Rules from GitHub's docs, all honoured here:
 - conditional requests: the ETag and body of each answer are kept
   (`ingest.models.CachedResponse`), a 304 reuses the body and costs no quota.
 The token comes from GITHUB_TOKEN unless one is given.
+
+Discussions come through GraphQL with the same rules: serial POSTs to /graphql, the same
+rate-limit headers, 403/429 waits and back-off on 5xx, network errors and cut-short
+answers. A 200 whose `errors` say RATE_LIMITED waits and asks again; any other GraphQL
+error is the source failing. Pages follow `pageInfo.endCursor` (discussions newest
+update first, so `since` stops the reading), and a discussion's comments, and a comment's
+replies, past the first hundred are read page by page too. A repository without
+Discussions has none: an empty list, not an error.
 """
 
 import hashlib
@@ -21,13 +30,36 @@ from django.utils.translation import gettext as _
 
 from ..models import CachedResponse
 from ..records import UNFORESEEN, BadRecord, RecordError, unforeseen
-from ..sources.github import thread_record
+from ..sources.github import discussion_record, thread_record
 from .http import FetchError, backoff, fetch, gave_up, make_http, network_error, retry_after
 
 API_URL = "https://api.github.com"
 ACCEPT = "application/vnd.github+json"
 API_VERSION = "2022-11-28"
 PER_PAGE = 100
+DISCUSSIONS_PER_PAGE = 25  # each with up to PER_PAGE comments of up to PER_PAGE replies
+
+_POST = ("id author { login } authorAssociation body createdAt lastEditedAt isMinimized "
+         "minimizedReason")
+_REPLIES = "replies(first: %d, after: $replies) { pageInfo { hasNextPage endCursor } " \
+           "nodes { %s } }" % (PER_PAGE, _POST)
+_COMMENT = f"{_POST} isAnswer {_REPLIES.replace('$replies', 'null')}"
+_COMMENTS = "comments(first: %d, after: $comments) { pageInfo { hasNextPage endCursor } " \
+            "nodes { %s } }" % (PER_PAGE, _COMMENT)
+_DISCUSSION = ("id number title url createdAt updatedAt closed closedAt answerChosenAt "
+               "author { login } authorAssociation category { name } body "
+               + _COMMENTS.replace("$comments", "null"))
+DISCUSSIONS_QUERY = (
+    "query($owner: String!, $name: String!, $after: String) { repository(owner: $owner, "
+    "name: $name) { nameWithOwner discussions(first: %d, after: $after, orderBy: {field: "
+    "UPDATED_AT, direction: DESC}) { pageInfo { hasNextPage endCursor } nodes { %s } } } }"
+    % (DISCUSSIONS_PER_PAGE, _DISCUSSION))
+COMMENTS_QUERY = (
+    "query($owner: String!, $name: String!, $number: Int!, $comments: String) { "
+    "repository(owner: $owner, name: $name) { discussion(number: $number) { %s } } }"
+    % _COMMENTS)
+REPLIES_QUERY = ("query($id: ID!, $replies: String) { node(id: $id) { ... on "
+                 "DiscussionComment { %s } } }" % _REPLIES)
 
 
 class GitHubError(FetchError):
@@ -71,13 +103,22 @@ class GitHubClient:
 
     # --- threads -------------------------------------------------------------
 
-    def threads(self, repository, since=None, save_to=None):
-        """Yield a record (or RecordError) per issue or PR updated since `since`.
+    def threads(self, repository, since=None, save_to=None, discussions=False):
+        """Yield a record (or RecordError) per issue or PR updated since `since`, then,
+        with `discussions`, per discussion updated since then.
 
-        With save_to, each bundle is also written as a JSON line to that file
-        (through a temporary file renamed when the harvest completes).
+        With save_to, each bundle (and each discussion as GraphQL gives it) is also
+        written as a JSON line to that file (through a temporary file renamed when the
+        harvest completes); `ingest_github saved` reads it back.
         """
         saver = _BundleWriter(save_to) if save_to else None
+        yield from self._issue_threads(repository, since, saver)
+        if discussions:
+            yield from self._discussion_threads(repository, since, saver)
+        if saver:
+            saver.close()
+
+    def _issue_threads(self, repository, since, saver):
         for bundle in self.bundles(repository, since):
             if isinstance(bundle, RecordError):
                 yield bundle
@@ -91,8 +132,81 @@ class GitHubClient:
                 yield RecordError(location, str(exc))
             except UNFORESEEN as exc:  # a shape of response nobody foresaw: this thread only
                 yield RecordError(location, unforeseen(exc))
-        if saver:
-            saver.close()
+
+    def _discussion_threads(self, repository, since, saver):
+        for node in self.discussions(repository, since):
+            if saver:
+                saver.write(node)
+            location = f"{repository} discussion {node.get('number')}"
+            try:
+                yield discussion_record(node, repository, location)
+            except BadRecord as exc:
+                yield RecordError(location, str(exc))
+            except UNFORESEEN as exc:
+                yield RecordError(location, unforeseen(exc))
+
+    # --- discussions (GraphQL) -------------------------------------------------
+
+    def discussions(self, repository, since=None):
+        """Every discussion updated since `since` (all of them without it), each node with
+        all its comments and their replies, newest update first."""
+        owner, name = repository.split("/", 1)
+        after = None
+        while True:
+            data = self.graphql(DISCUSSIONS_QUERY, {"owner": owner, "name": name,
+                                                    "after": after})
+            found = _path(data, "repository", "discussions")
+            for node in found.get("nodes") or []:
+                if since and str(node.get("updatedAt") or "") < since:
+                    return  # newest first: the rest are older still
+                self._complete(owner, name, node)
+                yield node
+            info = found.get("pageInfo") or {}
+            if not info.get("hasNextPage"):
+                return
+            after = info.get("endCursor")
+
+    def _complete(self, owner, name, node):
+        """Read the comments past the first page, and the replies past theirs, into `node`."""
+        comments = node.get("comments") or {}
+        while (comments.get("pageInfo") or {}).get("hasNextPage"):
+            more = _path(self.graphql(COMMENTS_QUERY, {
+                "owner": owner, "name": name, "number": node["number"],
+                "comments": comments["pageInfo"]["endCursor"]}),
+                "repository", "discussion", "comments")
+            comments["nodes"] = [*comments.get("nodes", []), *(more.get("nodes") or [])]
+            comments["pageInfo"] = more.get("pageInfo") or {}
+        for comment in comments.get("nodes") or []:
+            replies = comment.get("replies") or {}
+            while (replies.get("pageInfo") or {}).get("hasNextPage"):
+                more = _path(self.graphql(REPLIES_QUERY, {
+                    "id": comment["id"], "replies": replies["pageInfo"]["endCursor"]}),
+                    "node", "replies")
+                replies["nodes"] = [*replies.get("nodes", []), *(more.get("nodes") or [])]
+                replies["pageInfo"] = more.get("pageInfo") or {}
+
+    def graphql(self, query, variables):
+        """The `data` of a GraphQL answer, with the REST client's retries and waits; a
+        RATE_LIMITED answer waits and asks again, any other error is GitHubError."""
+        url = f"{self.api_url}/graphql"
+        payload = {"query": query, "variables": variables}
+        for attempt in range(self.max_retries + 1):
+            result, problem, wait = self._try(url, {}, None, attempt, payload)
+            if result is not None:
+                answer = result[0] if isinstance(result[0], dict) else {}
+                errors = answer.get("errors") or []
+                if not errors and isinstance(answer.get("data"), dict):
+                    return answer["data"]
+                if any(isinstance(e, dict) and e.get("type") == "RATE_LIMITED" for e in errors):
+                    problem = _("rate limited (GraphQL)")
+                    wait = 0.0 if self.quota_resets_at else backoff(self.secondary_wait, attempt)
+                else:
+                    first = errors[0] if errors and isinstance(errors[0], dict) else {}
+                    raise GitHubError(_("GitHub GraphQL answered with an error: %(message)s") % {
+                        "message": str(first.get("message") or errors or answer)[:200]})
+            if attempt < self.max_retries and wait:  # 0: the next try waits for the reset
+                self.sleep(wait)
+        raise GitHubError(gave_up(url, self.max_retries + 1, problem))
 
     def bundles(self, repository, since=None):
         """The REST objects of every issue and PR updated since `since`, one bundle each."""
@@ -153,11 +267,15 @@ class GitHubClient:
                 self.sleep(wait)
         raise GitHubError(gave_up(full_url, self.max_retries + 1, problem))
 
-    def _try(self, url, headers, cached, attempt):
-        """((data, next_url), None, None), or (None, what went wrong, seconds to wait)."""
+    def _try(self, url, headers, cached, attempt, payload=None):
+        """((data, next_url), None, None), or (None, what went wrong, seconds to wait);
+        with `payload`, a POST of it (GraphQL), never cached."""
         self._wait_for_quota()
         try:
-            response, body = fetch(self.http, url, headers=headers)
+            if payload is None:
+                response, body = fetch(self.http, url, headers=headers)
+            else:
+                response, body = fetch(self.http, url, method="POST", json=payload)
         except httpx.TransportError as exc:
             return None, network_error(exc), backoff(self.backoff_base, attempt)
         self._note_quota(response)
@@ -165,7 +283,7 @@ class GitHubClient:
         if status == 304 and cached:
             return (json.loads(cached.body), cached.next_url or None), None, None
         if status in (200, 204):
-            return self._decoded(url, response, body, attempt)
+            return self._decoded(url, response, body, attempt, cache=payload is None)
         if status in (403, 429):
             wait = self._rate_limit_wait(response, body, attempt)
             if wait is None:
@@ -175,7 +293,7 @@ class GitHubClient:
             return None, f"HTTP {status}", backoff(self.backoff_base, attempt)
         raise GitHubError(f"{url}: HTTP {status} {_message(body)}", status)
 
-    def _decoded(self, url, response, body, attempt):
+    def _decoded(self, url, response, body, attempt, cache=True):
         if response.status_code == 204 or not body.strip():
             return (None, None), None, None
         try:
@@ -185,7 +303,7 @@ class GitHubClient:
             return None, _("truncated or broken JSON: %(error)s") % {"error": exc}, backoff(
                 self.backoff_base, attempt)
         next_url = response.links.get("next", {}).get("url")
-        if self.cache is not None and response.headers.get("etag"):
+        if cache and self.cache is not None and response.headers.get("etag"):
             self.cache.put(url, response, json.dumps(data), next_url)
         return (data, next_url), None, None
 
@@ -217,6 +335,14 @@ class GitHubClient:
             if remaining > 0:
                 self.sleep(remaining)
             self.quota_resets_at = None
+
+
+def _path(data, *keys):
+    """data[keys[0]][keys[1]]…, {} where a step is missing or null (a repository without
+    Discussions, a comment deleted since): nothing there, not an error."""
+    for key in keys:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
 
 
 def _message(body):

@@ -54,9 +54,10 @@ def backoff(base, attempt, cap=3600.0):
     return min(cap, base * 2 ** attempt)
 
 
-def fetch(http, url, *, params=None, headers=None):
-    """GET with the body read in chunks up to MAX_BODY_BYTES; returns (response, body)."""
-    with http.stream("GET", url, params=params, headers=headers) as response:
+def fetch(http, url, *, params=None, headers=None, method="GET", json=None):
+    """A GET (or a POST of `json`) with the body read in chunks up to MAX_BODY_BYTES;
+    returns (response, body)."""
+    with http.stream(method, url, params=params, headers=headers, json=json) as response:
         chunks, size = [], 0
         for chunk in response.iter_bytes():
             size += len(chunk)

@@ -39,6 +39,11 @@ class IngestCommand(BaseCommand):
         if options["run_async"]:
             job = jobs.enqueue("ingest", params)
             self.stdout.write(f"Enqueued ingest job #{job.pk}.")
+            job.refresh_from_db()  # the embedded default ran it already, in this process
+            if job.status == job.Status.FAILED:
+                raise CommandError(f"Ingest job #{job.pk} failed: {job.error}")
+            if job.status == job.Status.DONE:
+                self.stdout.write(f"Ingest job #{job.pk} is done: {job.message}")
             return
         errors, warnings = [], []
         try:

@@ -341,10 +341,23 @@ def _metadata(repo, number, issue, pull, bundle):
     }
     if deleted:
         metadata["author_deleted"] = True
+    if not deleted and (kind := account_type(issue.get("user"), "user")):
+        metadata["author_type"] = kind
     if pull:
         metadata["head"] = _branch(pull.get("head"), "head")
         metadata["base"] = _branch(pull.get("base"), "base")
+        if "merged_by" in pull:  # who merged it (null until merged)
+            merger = _object(pull.get("merged_by"), "merged_by")
+            metadata["merged_by"] = author(merger)[0] if merger is not None else None
     return metadata
+
+
+def account_type(user, what):
+    """The account's kind as GitHub gives it (User, Bot, Organization, Mannequin), or None
+    when the answer does not say: a bot's replies are not a person's."""
+    if not isinstance(user, dict) or user.get("type") is None:
+        return None
+    return text(user["type"], f"{what} type", limit=32)
 
 
 def _branch(side, what):
@@ -381,6 +394,8 @@ def _post(kind, item, created, what):
         raise BadRecord(_("an item of %(field)s has no id") % {"field": repr(what)})
     name, deleted = author(item.get("user"))
     details = {"author_deleted": True} if deleted else {}
+    if not deleted and (kind_of_account := account_type(item.get("user"), f"{what} user")):
+        details["author_type"] = kind_of_account
     if kind != "opening":
         updated = _optional_text(item.get("updated_at"), f"{what} {item['id']} updated_at")
         if updated and updated != created:

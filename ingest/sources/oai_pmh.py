@@ -7,11 +7,13 @@ passed back as received.
 """
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.utils.translation import gettext as _
 
 from ..records import (
-    UNFORESEEN, BadRecord, Deletion, RecordError, SourceError, day, rfc2822, unforeseen,
+    UNFORESEEN, BadRecord, Deletion, RecordError, RecordWarning, SourceError, day, rfc2822,
+    unforeseen,
 )
 from .papers import (
     SOURCE, author_entry, check_arxiv_id, paper_record, split_raw_authors, version_entry,
@@ -50,11 +52,17 @@ def read_response(stream, name, info=None):
 
 
 def read_file(path):
-    """A saved OAI-PMH response; an OAI error other than noRecordsMatch is reported too."""
+    """A saved OAI-PMH response; an OAI error other than noRecordsMatch is reported too,
+    and a resumption token (the list goes on past this page) as a warning naming it."""
     info = OaiInfo()
     yield from read_xml_file(path, lambda stream, name: read_response(stream, name, info))
     if info.error_code and info.error_code != "noRecordsMatch":
         yield SourceError(str(path), oai_error(info.error_code, info.error_message))
+    if info.resumption_token:
+        yield RecordWarning(Path(path).name, _(
+            "the page ends with the resumption token %(token)s: the list goes on; the next "
+            "page is ListRecords with resumptionToken=%(token)s") % {
+            "token": info.resumption_token[:200]})
 
 
 def oai_error(code, message):

@@ -144,10 +144,12 @@ def test_an_arxiv_format_record_has_structured_authors(db):
 
 def test_a_deleted_oai_record_marks_a_stored_paper_deleted_and_adds_nothing(db):
     counts, _ = import_file("arxiv_oai_file", "oai_raw_page1.xml")
-    assert (counts["added"], counts["deleted"], counts["unchanged"]) == (1, 0, 1)
+    assert (counts["added"], counts["deleted"], counts["deletions"], counts["unchanged"]) == (
+        1, 0, 1, 0)
     Document.objects.create(kind="paper", source="arxiv", key="2507.99918", title="Invented")
     counts, _ = import_file("arxiv_oai_file", "oai_raw_page1.xml")
-    assert (counts["added"], counts["deleted"], counts["unchanged"]) == (0, 1, 1)
+    assert (counts["added"], counts["deleted"], counts["deletions"], counts["unchanged"]) == (
+        0, 1, 1, 1)
     assert Document.objects.get(key="2507.99918").metadata == {
         "deleted": True, "deleted_on": "2025-09-15"}
 
@@ -250,3 +252,18 @@ def test_snapshot_authors_parsed_keep_every_affiliation_per_author(db, tmp_path)
     assert [(a["name"], a["suffix"], a["affiliations"]) for a in records] == [
         ("Ada Q. Placeholder", None, ["Example Institute", "Imaginary Lab"]),
         ("Bo Testwell III", "III", []), ("Chloé Mockford", None, [])]
+
+
+def test_a_saved_oai_page_reports_the_resumption_token_it_ends_with(db):
+    """Issue 40, finding 7: a saved page of a longer list says the list goes on."""
+    warnings = []
+    counts = run_import({"format": "arxiv_oai_file", "path": str(ARXIV / "oai_raw_page1.xml")},
+                        log_warning=warnings.append)
+    token = [w for w in warnings if "resumption token" in w.reason]
+    assert len(token) == 1 and token[0].location == "oai_raw_page1.xml"
+    assert "resumptionToken=" in token[0].reason
+    assert counts["read"] == 2  # the note is not a record
+    last = []
+    run_import({"format": "arxiv_oai_file", "path": str(ARXIV / "oai_raw_page2.xml")},
+               log_warning=last.append)
+    assert not [w for w in last if "resumption token" in w.reason]  # the list's last page

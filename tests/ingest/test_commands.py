@@ -76,3 +76,41 @@ def test_ingest_table_maps_columns(db, tmp_path):
 def test_a_missing_file_is_a_command_error(db):
     with pytest.raises(CommandError, match="needs an existing 'path'"):
         run("ingest_arxiv", "snapshot", "/nowhere/snapshot.jsonl")
+
+
+def test_a_failing_async_import_says_why_without_a_traceback_or_its_folder(
+        transactional_db, tmp_path, monkeypatch, caplog, capfd):
+    """Issue 40, finding 7: the embedded default runs the job in the command's process; its
+    failure is the command's error, and neither the job nor the log quote the file's folder
+    or a traceback."""
+    from ingest import jobs as ingest_jobs
+    from workbench.models import JobEvent
+
+    # Only the file's own folder is hidden (the server's folders hold tmp_path too).
+    monkeypatch.setattr(ingest_jobs, "server_folders", lambda: [])
+    bad = tmp_path / "private-folder" / "snapshot_bad.jsonl"
+    bad.parent.mkdir()
+    bad.write_bytes((FIXTURES / "arxiv" / "snapshot_bad.jsonl").read_bytes())
+    with pytest.raises(CommandError, match=r"Ingest job #\d+ failed: .*snapshot_bad.jsonl "
+                                           r"line 2: malformed JSON"):
+        run("ingest_arxiv", "snapshot", str(bad), "--async", "--strict")
+    job = Job.objects.get()
+    assert job.status == Job.Status.FAILED and "private-folder" not in job.error
+    events = list(JobEvent.objects.filter(job=job).values_list("location", "message"))
+    assert events and not any("private-folder" in f"{a} {b}" for a, b in events)
+    assert "Traceback" not in capfd.readouterr().err
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+def test_an_async_import_whose_file_went_names_the_file_not_its_folder(
+        transactional_db, tmp_path, monkeypatch):
+    from ingest import jobs as ingest_jobs
+    from workbench import jobs
+
+    monkeypatch.setattr(ingest_jobs, "server_folders", lambda: [])
+    missing = tmp_path / "private-folder" / "gone.jsonl"
+    # The command checks the path before enqueueing; the job checks again when it runs.
+    queued = jobs.enqueue("ingest", {"format": "arxiv_snapshot_file", "path": str(missing)})
+    queued.refresh_from_db()
+    assert queued.status == Job.Status.FAILED and "gone.jsonl" in queued.error
+    assert "private-folder" not in queued.error

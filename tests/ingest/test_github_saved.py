@@ -153,3 +153,15 @@ def test_a_json_array_of_issues_as_gh_api_saves_it_is_read_item_by_item(db):
     counts, errors = import_path(GITHUB / "issues_page1.json")
     assert (counts["added"], errors) == (2, [])
     assert Document.objects.get(key="example-lab/lantern-probes#42").metadata["merged"] is True
+
+
+def test_who_merged_a_pull_request_and_which_accounts_are_bots_are_kept(db):
+    """Issue 40, finding 7: merged_by and each author's account type, as GitHub gives them."""
+    import_path(GITHUB / "saved" / "thread_42.json")
+    pull = Document.objects.get()
+    assert pull.metadata["merged_by"] == "ada-placeholder"
+    assert pull.metadata["author_type"] == "User"
+    import_path(GITHUB / "saved" / "thread_41.json")
+    issue = Document.objects.get(key="example-lab/lantern-probes#41")
+    assert "merged_by" not in issue.metadata  # an issue is never merged
+    assert [p.details.get("author_type") for p in issue.posts.all()] == ["User", "Bot", "User"]

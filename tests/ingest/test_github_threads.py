@@ -81,7 +81,7 @@ def test_review_comments_keep_file_line_hunk_and_reply_chain(folder):
 
 def test_comment_edits_keep_their_time_and_unedited_ones_say_nothing(folder):
     comment = Document.objects.get(key=PR).posts.get(kind="comment")
-    assert comment.details == {"updated": "2025-11-07T16:20:00Z"}
+    assert comment.details == {"updated": "2025-11-07T16:20:00Z", "author_type": "User"}
     issue = Document.objects.get(key="example-lab/lantern-probes#45")
     assert issue.posts.get(kind="comment").details == {"author_deleted": True}
 

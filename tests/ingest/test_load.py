@@ -144,7 +144,9 @@ def test_a_deletion_keeps_the_document_as_a_tombstone(db):
     import_records([paper(1)])
     counts = import_records([Deletion("arxiv", "2508.00001", "2025-09-15"),
                              Deletion("arxiv", "2508.99999", "2025-09-15")])
-    assert (counts["deleted"], counts["unchanged"], counts["added"]) == (1, 1, 0)
+    # The second names a paper not held here: a deletion, never an unchanged document.
+    assert (counts["deleted"], counts["deletions"], counts["unchanged"], counts["added"]) == (
+        1, 2, 0, 0)
     document = Document.objects.get()
     assert document.metadata["deleted"] is True
     assert document.metadata["deleted_on"] == "2025-09-15"

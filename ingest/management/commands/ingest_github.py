@@ -15,10 +15,13 @@ class Command(IngestCommand):
         saved.add_argument("path")
         saved.set_defaults(format="github_file")
         self.add_common_arguments(saved)
-        live = sub.add_parser("live", help="fetch a repository's threads from the REST API")
+        live = sub.add_parser("live", help="fetch a repository's threads from the REST API "
+                                           "(and its Discussions from GraphQL)")
         live.add_argument("repository", help="owner/name")
         live.add_argument("--since", default=None, help="ISO date, e.g. 2025-01-01T00:00:00Z")
         live.add_argument("--save-to", default=None, help="also write the bundles to this .jsonl")
+        live.add_argument("--discussions", action="store_true",
+                          help="also read the repository's Discussions (GraphQL)")
         live.set_defaults(format="github")
         self.add_common_arguments(live)
 
@@ -27,5 +30,5 @@ class Command(IngestCommand):
             params = {"path": options["path"]}
         else:
             params = {"repository": options["repository"], "since": options["since"],
-                      "save_to": options["save_to"]}
+                      "save_to": options["save_to"], "discussions": options["discussions"]}
         self.run({"format": options["format"], **params}, options)

@@ -24,6 +24,7 @@ from coding.actions import publish, sample
 from coding.catalog import edit as catalog_edit
 from coding.codebooks import editing as codebook_editing
 from coding.codebooks import files as codebook_files
+from coding.inclusion import lists as inclusion_lists
 from coding.labeling import calibration, suggestions
 from coding.models import AuditEntry, Item, Membership, Rater, RaterCoding, Role
 from coding.raters import setup as raters
@@ -100,6 +101,9 @@ def every_action(study, people):
     sample.draw_reliability_sample(copy, count=1)
     suggestions.mark_assisted(copy, olive, Item.Round.MAIN, "trail-model")
     suggestions.mark_blind(copy, olive, Item.Round.MAIN)
+
+    inclusion_lists.import_list(copy, io.BytesIO(b"paper,framework\n2599.00070,verl\n"),
+                                "known", olive, file_name="known.csv")
 
     call_command("grant_study_creation", "olive", "--revoke", stdout=io.StringIO())
     return copy
