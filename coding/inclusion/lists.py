@@ -41,7 +41,7 @@ MAX_ERRORS = 100
 NAME_MAX, FRAMEWORK_MAX, LINK_MAX = 100, 100, 500
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 EXAMPLE = ("paper,framework,date,link\n"
-           "2503.14476,verl,2025-04-02,https://github.com/verl-project/verl/pull/1021\n")
+           "2599.00001,verl,2025-04-02,https://github.com/example/verl/pull/123\n")
 
 
 @user_facing
