@@ -123,6 +123,17 @@ def unforeseen(exc):
         "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
 
 
+def record_or_error(location, build, *args):
+    """build(*args), or the RecordError saying why that one record could not be made (a
+    BadRecord, or a shape of data nobody foresaw): the rest of the source reads on."""
+    try:
+        return build(*args)
+    except BadRecord as exc:
+        return RecordError(location, str(exc))
+    except UNFORESEEN as exc:
+        return RecordError(location, unforeseen(exc))
+
+
 def should_be(what, expected, value):
     """'field 'title' should be a string, got int': what a field should have been."""
     return _("field %(field)s should be %(expected)s, got %(type)s") % {

@@ -29,7 +29,7 @@ import httpx
 from django.utils.translation import gettext as _
 
 from ..models import CachedResponse
-from ..records import UNFORESEEN, BadRecord, RecordError, unforeseen
+from ..records import RecordError, record_or_error
 from ..sources.github import discussion_record, thread_record
 from .http import FetchError, backoff, fetch, gave_up, make_http, network_error, retry_after
 
@@ -125,25 +125,15 @@ class GitHubClient:
                 continue
             if saver:
                 saver.write(bundle)
-            location = f"{repository}#{bundle['issue'].get('number')}"
-            try:
-                yield thread_record(bundle)
-            except BadRecord as exc:
-                yield RecordError(location, str(exc))
-            except UNFORESEEN as exc:  # a shape of response nobody foresaw: this thread only
-                yield RecordError(location, unforeseen(exc))
+            yield record_or_error(f"{repository}#{bundle['issue'].get('number')}",
+                                  thread_record, bundle)
 
     def _discussion_threads(self, repository, since, saver):
         for node in self.discussions(repository, since):
             if saver:
                 saver.write(node)
             location = f"{repository} discussion {node.get('number')}"
-            try:
-                yield discussion_record(node, repository, location)
-            except BadRecord as exc:
-                yield RecordError(location, str(exc))
-            except UNFORESEEN as exc:
-                yield RecordError(location, unforeseen(exc))
+            yield record_or_error(location, discussion_record, node, repository, location)
 
     # --- discussions (GraphQL) -------------------------------------------------
 

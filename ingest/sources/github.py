@@ -27,7 +27,7 @@ from django.utils.translation import gettext as _
 
 from ..records import (
     UNFORESEEN, BadRecord, DocumentRecord, PostRecord, RecordError, SourceError, located,
-    missing_field, rfc3339, should_be, text, unforeseen,
+    missing_field, record_or_error, rfc3339, should_be, text, unforeseen,
 )
 from .lines import (
     BROKEN_FILE, MAX_LINE_BYTES, broken_file_reason, iter_json_values, open_binary, read_records,
@@ -528,12 +528,7 @@ def _graphql(value, location):
     for n, node in enumerate(nodes, 1):
         where = (_("%(location)s discussion %(number)s") % {"location": location, "number": n}
                  if len(nodes) > 1 else location)
-        try:
-            yield discussion_record(node, repo_name, where)
-        except BadRecord as exc:
-            yield RecordError(where, str(exc))
-        except UNFORESEEN as exc:
-            yield RecordError(where, unforeseen(exc))
+        yield record_or_error(where, discussion_record, node, repo_name, where)
 
 
 def discussion_record(node, repo=None, location=""):

@@ -40,11 +40,6 @@ def repo(tmp_path):
     return History(tmp_path / "framework")
 
 
-@pytest.fixture
-def toyrl(alpha):
-    return Framework.objects.create(study=alpha, name="toyrl", repository="example/toyrl")
-
-
 def method(study, framework, name, *options, first_public="2025-03-01"):
     made = Method.objects.create(study=study, name=name, first_public=first_public)
     for option in options:

@@ -18,13 +18,6 @@ def repo(tmp_path):
     return History(tmp_path / "framework")
 
 
-@pytest.fixture
-def toyrl(alpha):
-    from coding.models import Framework
-
-    return Framework.objects.create(study=alpha, name="toyrl", repository="example/toyrl")
-
-
 def test_a_method_named_by_a_value_lands_where_the_key_first_takes_that_value(
         repo, toyrl, alpha, people, client_for):
     gspo = method(alpha, toyrl, "GSPO", "importance_sampling=seq")

@@ -5,17 +5,11 @@ calls a name it could not look for "not found"; a submodule is never a missing b
 
 import subprocess
 
-import pytest
 
 from coding.catalog import git as landings_git
 from coding.catalog import landings
-from coding.models import Framework, FrameworkScan, Landing
+from coding.models import FrameworkScan, Landing
 from tests.coding.catalog.test_landings_history import History, blobless_clone, method
-
-
-@pytest.fixture
-def toyrl(alpha):
-    return Framework.objects.create(study=alpha, name="toyrl", repository="example/toyrl")
 
 
 def history(tmp_path):
