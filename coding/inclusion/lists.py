@@ -38,6 +38,9 @@ from workbench.jobs import user_facing
 COLUMNS = ("paper", "framework", "date", "link")
 REQUIRED = ("paper", "framework")
 MAX_ERRORS = 100
+# A list names the included papers only, a small share of a study: this many rows is
+# far more than a million-paper study needs, and bounds what one upload may hold.
+MAX_ROWS = 500_000
 NAME_MAX, FRAMEWORK_MAX, LINK_MAX = 100, 100, 500
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 EXAMPLE = ("paper,framework,date,link\n"
@@ -124,6 +127,9 @@ def _read(stream, study):
         reader.fieldnames = header
         for row in reader:
             line = reader.line_num
+            if len(wanted) >= MAX_ROWS:
+                return [], [(line, "-", _("more than %(max)s rows: a list names the included "
+                                          "papers only") % {"max": f"{MAX_ROWS:,}"})]
             if None in row:
                 errors.append((line, "-", _("more cells than the header has columns")))
                 continue

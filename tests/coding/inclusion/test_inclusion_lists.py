@@ -195,3 +195,12 @@ def test_the_command_imports_a_list_and_names_bad_lines(tracked, people, tmp_pat
     call_command("inclusion_report", tracked.slug, "--source", "list:known", "--json", stdout=out)
     assert json.loads(out.getvalue())["source_key"] == "list:known"
     assert Framework.objects.get(study=tracked).name == "toyrl"
+
+
+def test_a_list_past_the_row_limit_is_refused_whole(tracked, people, monkeypatch):
+    from coding.inclusion import lists
+
+    monkeypatch.setattr(lists, "MAX_ROWS", 3)
+    with pytest.raises(InclusionListError, match="line 5.*more than 3 rows"):
+        import_list(tracked, csv_file(tracker_list()), "big", people["olive"])
+    assert not InclusionList.objects.exists()
