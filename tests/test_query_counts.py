@@ -281,6 +281,9 @@ COUNTED_BESIDE = {
     **dict.fromkeys([
         "studies/<slug:slug>/inclusion/", "api/studies/<slug:slug>/inclusion/"],
         "tests/coding/inclusion/test_inclusion.py::test_page_api_and_command_agree"),
+    "api/studies/<slug:slug>/inclusion/lists/":
+        "tests/coding/inclusion/test_inclusion_lists.py::"
+        "test_the_lists_and_a_list_analysis_cost_the_same_queries_at_any_list_size",
 }
 
 # Read routes no query-count test holds, and why none is needed.

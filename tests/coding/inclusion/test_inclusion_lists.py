@@ -204,3 +204,27 @@ def test_a_list_past_the_row_limit_is_refused_whole(tracked, people, monkeypatch
     with pytest.raises(InclusionListError, match="line 5.*more than 3 rows"):
         import_list(tracked, csv_file(tracker_list()), "big", people["olive"])
     assert not InclusionList.objects.exists()
+
+
+def test_the_lists_and_a_list_analysis_cost_the_same_queries_at_any_list_size(
+        tracked, people, client_for):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = client_for(people["olive"])
+
+    def queries(url):
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url).status_code == 200
+        return len(captured)
+
+    def counted():
+        return [queries(f"/api/studies/{tracked.slug}/inclusion/lists/"),
+                queries(f"/studies/{tracked.slug}/inclusion/?source=list:known"),
+                queries(f"/api/studies/{tracked.slug}/inclusion/?source=list:known")]
+
+    import_list(tracked, csv_file(tracker_list(skip=range(5))), "known", people["olive"])
+    small = counted()
+    # The list twice as long: the same queries.
+    import_list(tracked, csv_file(tracker_list(extra=range(15))), "known", people["olive"])
+    assert counted() == small
