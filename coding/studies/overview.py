@@ -83,6 +83,9 @@ ACTIONS = [
     (_("Export"), "export", ANALYSTS, _("The coded dataset with its data dictionary, for pandas or R.")),
     (_("Method catalog"), "catalog", ANALYSTS,
      _("When each method landed in each framework (hidden from coders).")),
+    (_("Inclusion"), "inclusion", SEES_AGREEMENT,
+     _("Included against not-included papers on every coded field; inclusion lists the "
+       "team already has.")),
     (_("All codings"), "coding-list", CAN_SEE_ALL_CODINGS, _("Every submitted coding, by coder.")),
     (_("Settings"), "study-settings", {Role.OWNER}, _("Overlap, blinded fields, adjudication rules.")),
 ]
@@ -91,7 +94,7 @@ ACTIONS = [
 def _actions(study, roles):
     actions = [(label, reverse(name, args=[study.slug]), hint)
                for label, name, who, hint in ACTIONS if roles & who
-               and not (name == "catalog" and hides_inclusion(study, roles))]
+               and not (name in ("catalog", "inclusion") and hides_inclusion(study, roles))]
     if Role.CODER in roles and not roles & CAN_SEE_ALL_CODINGS:
         actions.append((_("My codings"), reverse("coding-list", args=[study.slug]),
                         _("What you have submitted so far.")))

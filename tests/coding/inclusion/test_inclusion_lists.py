@@ -228,3 +228,10 @@ def test_the_lists_and_a_list_analysis_cost_the_same_queries_at_any_list_size(
     # The list twice as long: the same queries.
     import_list(tracked, csv_file(tracker_list(extra=range(15))), "known", people["olive"])
     assert counted() == small
+
+
+def test_the_study_page_leads_to_the_inclusion_page_for_those_who_may_read_it(
+        tracked, people, client_for):
+    url = f"/studies/{tracked.slug}/inclusion/"
+    assert url in client_for(people["olive"]).get(f"/studies/{tracked.slug}/").content.decode()
+    assert url not in client_for(people["cora"]).get(f"/studies/{tracked.slug}/").content.decode()
