@@ -1,8 +1,10 @@
 """The pages' routes: each capability's views, found in its own package."""
 
+from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from coding.accounts import languages
+from coding.accounts import views as account
 from coding.adjudication import views as review
 from coding.agreement import views as agreement
 from coding.catalog.views import edit as catalog_edit
@@ -14,12 +16,30 @@ from coding.export import views as export
 from coding.inclusion import views as inclusion
 from coding.labeling.views import calibration, code, codings, imports, queue
 from coding.raters import views as raters
-from coding.studies.views import backup, members
+from coding.studies.views import backup, creators, members
 from coding.studies.views import setup as study_setup
 from coding.studies.views import studies
 
+# Django's password forms answer PUT as POST: these pages take only what a browser sends.
+FORM = ["get", "head", "post"]
+
 urlpatterns = [
     path("", studies.home, name="home"),
+    path("account/", account.account_page, name="account"),
+    path("account/password/", auth_views.PasswordChangeView.as_view(http_method_names=FORM),
+         name="password_change"),
+    path("account/password/done/", auth_views.PasswordChangeDoneView.as_view(),
+         name="password_change_done"),
+    path("password_reset/", account.PasswordResetView.as_view(http_method_names=FORM),
+         name="password_reset"),
+    path("password_reset/done/", auth_views.PasswordResetDoneView.as_view(),
+         name="password_reset_done"),
+    path("reset/<str:uidb64>/<str:token>/",
+         auth_views.PasswordResetConfirmView.as_view(http_method_names=FORM),
+         name="password_reset_confirm"),
+    path("reset/done/", auth_views.PasswordResetCompleteView.as_view(),
+         name="password_reset_complete"),
+    path("staff/creators/", creators.creators_page, name="creators"),
     path("language/", languages.choose_language, name="set-language"),
     path("language/original/", languages.choose_original, name="show-original"),
     # Ahead of studies/<slug>/, which would take "new" for a slug (never given to a study).

@@ -289,6 +289,13 @@ COUNTED_BESIDE = {
 # Read routes no query-count test holds, and why none is needed.
 NOT_COUNTED = {
     "login/": "Django's login form: no study data",
+    "account/": "the requester's own account and language: no study data",
+    "account/password/": "Django's password form for the requester",
+    "account/password/done/": "a fixed page",
+    "password_reset/": "Django's reset form: no study data",
+    "password_reset/done/": "a fixed page",
+    "reset/<str:uidb64>/<str:token>/": "one account by its id (an indexed row)",
+    "reset/done/": "a fixed page",
     "api/schema/": "the API's description, from the code, not the database",
     "api/docs/": "a static page that loads the schema",
     "api/codebook-format/v1/": "the codebook file format's JSON Schema, a constant",

@@ -3,27 +3,39 @@
 Django logs every refused request (PermissionDenied, a 403) on `django.request` with
 the exception's traceback: a crawler or a curious member probing a study wrote dozens of
 lines each time, burying real errors. A refusal is expected, not a fault: one line.
-And an invite link's token, a password until used, is never written to the log.
+And an invite or password reset link's token, a password until used, is never written to
+the log.
 """
 
 import logging
 import re
 
 INVITE_PATH = re.compile(r"/invite/[^/\s?#]+/")
+# Django's reset link: /reset/<uidb64>/<token>/; its own form page is /reset/<uid>/set-password/.
+RESET_PATH = re.compile(r"/reset/([^/\s?#]+)/(?!set-password/)[^/\s?#]+/")
 
 
 class RedactedInviteLinks(logging.Filter):
-    """An invite link's token is a password until used: a request line that carries one
-    ("GET /invite/<token>/ HTTP/1.1", the development server's request log) is logged
-    with the token replaced by "…". The invite page then moves it out of the URL."""
+    """An invite link's token is a password until used, and so is a password reset link's:
+    a request line that carries one ("GET /invite/<token>/ HTTP/1.1", "GET /reset/<uid>/
+    <token>/", the development server's request log) is logged with the token replaced by
+    "…". The invite page, and Django's reset page, then move it out of the URL."""
 
     def filter(self, record):
-        if isinstance(record.msg, str) and "/invite/" in record.msg:
-            record.msg = INVITE_PATH.sub("/invite/…/", record.msg)
+        if isinstance(record.msg, str):
+            record.msg = _redacted(record.msg)
         if isinstance(record.args, tuple):
-            record.args = tuple(INVITE_PATH.sub("/invite/…/", arg) if isinstance(arg, str)
-                                else arg for arg in record.args)
+            record.args = tuple(_redacted(arg) if isinstance(arg, str) else arg
+                                for arg in record.args)
         return True
+
+
+def _redacted(text):
+    if "/invite/" in text:
+        text = INVITE_PATH.sub("/invite/…/", text)
+    if "/reset/" in text:
+        text = RESET_PATH.sub(r"/reset/\1/…/", text)
+    return text
 
 
 class OneLineRefusals(logging.Filter):

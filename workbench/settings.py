@@ -250,6 +250,8 @@ USE_TZ = True
 IMPORT_DIR = Path(env_str("WORKBENCH_IMPORT_DIR") or VAR_DIR / "imports")
 
 # Where people reach the site: links made outside a request (`manage.py invite`) start so.
+# A password reset link (mailed, or made by an owner for a member) works once, for 3 days.
+PASSWORD_RESET_TIMEOUT = 3 * 24 * 3600
 WORKBENCH_BASE_URL = env_str("WORKBENCH_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
 # Mail, for invitation links only. No EMAIL_HOST: nothing is mailed, owners pass links on.
 EMAIL_HOST = env_str("EMAIL_HOST")

@@ -21,6 +21,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
@@ -28,11 +29,14 @@ from django.http import Http404
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 from django.utils.translation import gettext as _
 
 from coding.access import audit
 from coding.access.archive import check_open
 from coding.accounts.languages import stored_language
+from coding.accounts.profile import mail_configured
 from coding.labeling.queue import release
 from coding.models import Assignment, Invite, Membership, Role
 from workbench.auth import Refusals
@@ -292,10 +296,6 @@ def invite_link(token, request=None):
     return settings.WORKBENCH_BASE_URL.rstrip("/") + invite_path(token)
 
 
-def mail_configured():
-    return bool(getattr(settings, "EMAIL_HOST", ""))
-
-
 def send_invite(invite, link, language=None):
     """Mail the link when the invite has an address and a mail server is configured, in
     `language` when one is asked for, else as invite_language says.
@@ -322,6 +322,53 @@ def invite_language(invite, maker_language=None):
     accounts = list(get_user_model().objects.filter(email__iexact=invite.email)[:2])
     chosen = stored_language(accounts[0]) if len(accounts) == 1 else None
     return chosen or maker_language or translation.get_language() or settings.LANGUAGE_CODE
+
+
+# --- password reset links made by an owner --------------------------------------
+
+def reset_link_refusal(membership, actor):
+    """Why `actor`, an owner of the membership's study, may not make a password reset link
+    for that member; None when they may. A reset link hands the account over, so it is
+    made only for an account whose every role is in a study the actor owns: no owner can
+    take over someone who works, or owns, elsewhere, nor an administrator."""
+    target = membership.user
+    if target.pk == actor.pk:
+        return _("Change your own password on your account page.")
+    if target.is_staff or target.is_superuser:
+        return _("%(name)s administers this workbench: only another administrator may reset "
+                 "that password.") % {"name": target.username}
+    owned = Membership.objects.filter(user=actor, role=Role.OWNER,
+                                      deleted_at__isnull=True).values("study_id")
+    elsewhere = (Membership.objects.filter(user=target, deleted_at__isnull=True)
+                 .exclude(study_id__in=owned).exists())
+    if elsewhere:
+        return _("%(name)s also has a role in a study you do not own: ask an administrator, "
+                 "or ask them to reset it by mail.") % {"name": target.username}
+    if membership.role == Role.OWNER:
+        return _("%(name)s owns this study too: only an administrator may reset an owner's "
+                 "password.") % {"name": target.username}
+    return None
+
+
+def make_reset_link(membership, actor, request=None):
+    """A one-time link that lets the member set a new password: Django's reset token,
+    which stops working once the password changes (or after PASSWORD_RESET_TIMEOUT).
+    Refused (Refused, saying why) unless reset_link_refusal allows it; audited. The
+    token is kept nowhere: show the link now."""
+    check_open(membership.study)
+    refusal = reset_link_refusal(membership, actor)
+    if refusal:
+        raise Refused(refusal)
+    user = membership.user
+    path = reverse("password_reset_confirm", args=[
+        urlsafe_base64_encode(force_bytes(user.pk)), default_token_generator.make_token(user)])
+    expires = timezone.now() + timedelta(seconds=settings.PASSWORD_RESET_TIMEOUT)
+    audit.record(actor, membership.study, "member.reset_link",
+                 audit.target_of("member", role=membership.role, name=user.username),
+                 user=user.username, expires_at=expires.isoformat(timespec="seconds"))
+    if request is not None:
+        return request.build_absolute_uri(path)
+    return settings.WORKBENCH_BASE_URL.rstrip("/") + path
 
 
 def revoke_invite(invite, actor):

@@ -392,6 +392,7 @@ ACTION_WORDS = {
     "method.remove": gettext_lazy("removed a method from the catalog"),
     "option_name.add": gettext_lazy("added a method's name in a framework"),
     "inclusion_list.import": gettext_lazy("imported an inclusion list"),
+    "member.reset_link": gettext_lazy("made a password reset link for a member"),
     "option_name.remove": gettext_lazy("removed a method's name in a framework"),
     "framework.add": gettext_lazy("added a framework to the catalog"),
     "framework.edit": gettext_lazy("edited a framework of the catalog"),

@@ -101,3 +101,13 @@ def p_value(p):
 def share(value):
     """A share as a whole percentage: 0.4 → 40%."""
     return shown_share(value)
+
+
+@register.simple_tag
+def person(user):
+    """A person as the pages name them: their display name with the username beside it in
+    grey, or the username alone when they gave no name (never "ana (ana)")."""
+    name = user.get_full_name()
+    if not name or name == user.username:
+        return user.username
+    return format_html('{} <span class="muted">({})</span>', name, user.username)

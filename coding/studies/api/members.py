@@ -106,11 +106,16 @@ class Members(generics.ListAPIView):
         return Response(MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
 
 
+def owned_membership(request, slug, member_id):
+    """A live membership of a study the requester owns (403 for other roles, 404 else)."""
+    study = access_study(request.user, slug, roles={Role.OWNER})
+    return get_object_or_404(study.memberships.select_related("user", "study"), pk=member_id,
+                             deleted_at__isnull=True)
+
+
 class MemberDetail(APIView):
     def membership(self):
-        study = access_study(self.request.user, self.kwargs["slug"], roles={Role.OWNER})
-        return get_object_or_404(study.memberships.select_related("user", "study"),
-                                 pk=self.kwargs["member_id"], deleted_at__isnull=True)
+        return owned_membership(self.request, self.kwargs["slug"], self.kwargs["member_id"])
 
     @extend_schema(request=RoleSerializer, responses={200: MembershipSerializer, 409: CONFLICT})
     def patch(self, request, slug, member_id):
@@ -137,6 +142,27 @@ class MemberDetail(APIView):
         except service.Refused as error:
             return refused(error)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ResetLinkSerializer(serializers.Serializer):
+    url = serializers.CharField(help_text="The one-time link; shown in this answer only.")
+    user = serializers.CharField()
+
+
+class MemberResetLink(APIView):
+    @extend_schema(request=None, responses={201: ResetLinkSerializer, 409: OpenApiResponse(
+        DetailSerializer, description="Refused, saying why: the member has a role in a "
+        "study you do not own, owns this one, or administers the workbench.")})
+    def post(self, request, slug, member_id):
+        """A one-time password reset link for the member (owners), as an invite link: it
+        works once, for three days, and only while the password stays as it is."""
+        membership = owned_membership(request, slug, member_id)
+        try:
+            url = service.make_reset_link(membership, request.user, request)
+        except service.Refused as error:
+            return refused(error)
+        return Response({"url": url, "user": membership.user.username},
+                        status=status.HTTP_201_CREATED, headers={"Cache-Control": "no-store"})
 
 
 # --- invites ------------------------------------------------------------------------------
@@ -319,6 +345,8 @@ urlpatterns = [
     path("studies/<slug:slug>/members/", Members.as_view(), name="api-members"),
     path("studies/<slug:slug>/members/<int:member_id>/", MemberDetail.as_view(),
          name="api-member"),
+    path("studies/<slug:slug>/members/<int:member_id>/reset-link/", MemberResetLink.as_view(),
+         name="api-member-reset-link"),
     path("studies/<slug:slug>/invites/", Invites.as_view(), name="api-invites"),
     path("studies/<slug:slug>/invites/<int:invite_id>/", InviteDetail.as_view(),
          name="api-invite"),

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from coding.access import audit
 from coding.access.roles import access_study
+from coding.accounts.profile import mail_configured
 from coding.models import Role
 from coding.studies import members as service
 
@@ -70,7 +71,7 @@ def add_errors(form, error, fields=None):
 
 
 def page(request, study, *, add_form=None, invite_form=None, new_link=None, mailed=False,
-         status=200):
+         reset_link=None, reset_for=None, status=200):
     history = (audit.entries_for(study).filter(action__regex=r"^(member|invite)\.")
                [:HISTORY])
     people = list(service.live_members(study))
@@ -83,9 +84,10 @@ def page(request, study, *, add_form=None, invite_form=None, new_link=None, mail
         "role_choices": service.role_choices(),
         "invites": service.pending_invites(study).order_by("expires_at", "pk"),
         "history": history, "history_limit": HISTORY,
-        "new_link": new_link, "mailed": mailed, "mail_configured": service.mail_configured(),
+        "new_link": new_link, "mailed": mailed, "mail_configured": mail_configured(),
+        "reset_link": reset_link, "reset_for": reset_for,
     }, status=status)
-    if new_link:
+    if new_link or reset_link:
         response["Cache-Control"] = "no-store"  # the link is shown once: keep no copy
     return response
 
@@ -158,6 +160,20 @@ def member_remove(request, slug, member_id):
     messages.success(request, _("%(name)s is no longer %(role)s in this study.") % {
         "name": membership.user.username, "role": service.role_words(membership.role)})
     return back(request, membership)
+
+
+@login_required
+@require_POST
+def member_reset_link(request, slug, member_id):
+    """A one-time password reset link for the member, shown in this answer only."""
+    membership = owned_membership(request, slug, member_id)
+    try:
+        link = service.make_reset_link(membership, request.user, request)
+    except service.Refused as refused:
+        messages.error(request, str(refused))
+        return redirect("members", slug=slug)
+    return page(request, membership.study, reset_link=link, reset_for=membership.user,
+                status=201)
 
 
 @login_required
@@ -268,6 +284,8 @@ urlpatterns = [
     path("studies/<slug:slug>/members/<int:member_id>/role/", member_role, name="member-role"),
     path("studies/<slug:slug>/members/<int:member_id>/remove/", member_remove,
          name="member-remove"),
+    path("studies/<slug:slug>/members/<int:member_id>/reset-link/", member_reset_link,
+         name="member-reset-link"),
     path("studies/<slug:slug>/invites/", invite_create, name="invite-create"),
     path("studies/<slug:slug>/invites/<int:invite_id>/revoke/", invite_revoke,
          name="invite-revoke"),

@@ -102,6 +102,7 @@ def every_action(study, people):
     suggestions.mark_assisted(copy, olive, Item.Round.MAIN, "trail-model")
     suggestions.mark_blind(copy, olive, Item.Round.MAIN)
 
+    members.make_reset_link(copy.memberships.get(user=people["cyril"], role=Role.CODER), olive)
     inclusion_lists.import_list(copy, io.BytesIO(b"paper,framework\n2599.00070,verl\n"),
                                 "known", olive, file_name="known.csv")
 
