@@ -12,13 +12,16 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_safe
 
 from coding.access.blinding import withheld_names
 from coding.access.roles import access_study
 from coding.export.bundle import FORMATS, SHAPES, build_bundle, estimate_rows
-from coding.export.jobs import EXPORTERS, export_key, export_name, start_export
+from coding.export.jobs import (
+    EXPORTERS, bundle_name, download_name, export_key, start_export,
+)
 from coding.labeling.codings import record_reads
 from coding.models import OthersWorkRead, Role
 from workbench import storage
@@ -62,7 +65,7 @@ def export_page(request, slug):
 
 def download_now(study, options, roles):
     folder = Path(tempfile.mkdtemp(prefix="export-"))
-    path = folder / f"{study.slug}-{'-'.join(options['shapes'])}.zip"
+    path = folder / bundle_name(study.slug, options["shapes"], options["fmt"], timezone.now())
     build_bundle(study, path, **options, roles=roles)
     return storage.private_file(open(path, "rb"), path.name)
 
@@ -81,7 +84,7 @@ def export_download(request, slug, job_id):
     withheld_then = set((job.result or {}).get("withheld", ()))
     if not set(withheld_names(study, study.my_roles)) <= withheld_then:
         raise Http404("This export holds fields you may no longer see; export again.")
-    response = storage.download(export_key(job), export_name(job))
+    response = storage.download(export_key(job), download_name(job))
     if response is None:
         raise Http404("This export's file is gone; export again.")
     return response

@@ -7,6 +7,7 @@ import zipfile
 
 import pandas as pd
 import pytest
+from django.utils import timezone
 
 from coding.actions import sample
 from coding.actions.submit import submit
@@ -151,6 +152,10 @@ def test_owner_downloads_a_small_export_at_once_from_the_browser(coded, people, 
     body = b"".join(response.streaming_content)
     with zipfile.ZipFile(io.BytesIO(body)) as bundle:
         assert "long.parquet" in bundle.namelist()
+    # Saved under a name that tells exports apart (issue 39, finding 7): study, shapes,
+    # format and day (and the job, for one that ran as a job), never one name for all.
+    assert response["Content-Disposition"] == (
+        f'attachment; filename="{coded.slug}-wide-long-parquet-{timezone.now():%Y-%m-%d}.zip"')
 
 
 def test_only_owners_may_export_the_mapping(coded, people, client_for):
@@ -194,6 +199,9 @@ def test_a_large_export_runs_as_a_job_with_a_download_link(transactional_db, cel
     assert job.status == Job.Status.DONE, job.error
     assert job.result["rows"]["long"] == 2 * 6
     download = olive.get(job.result["download"])
+    assert download["Content-Disposition"].endswith(
+        f'-{job.created_at:%Y-%m-%d}-{job.pk}.zip"') and job.result["filename"] in \
+        download["Content-Disposition"]
     with zipfile.ZipFile(io.BytesIO(b"".join(download.streaming_content))) as bundle:
         assert {"long.parquet", "decisions.parquet", "datapackage.json"} <= set(bundle.namelist())
     assert client_for(people["cora"]).get(job.result["download"]).status_code == 403
