@@ -7,6 +7,8 @@ snapshot, and re-importing it from another format changes only what differs.
 
 import re
 
+from pylatexenc.latex2text import LatexNodes2Text
+
 from django.utils.translation import gettext as _
 
 from ..records import MAX_TEXT_CHARS, BadRecord, DocumentRecord, one_line, text
@@ -42,15 +44,38 @@ def author_entry(*, name=None, keyname=None, forenames=None, suffix=None, affili
     the snapshot's `authors_parsed`), the affiliations that are this author's, an ORCID
     iD where given. The display name is derived from the parts (forenames, keyname,
     suffix) unless the source gives only a whole name (the Atom API, raw author lines)."""
-    parts = {key: _clean(value, f"author {key}") for key, value in
-             (("keyname", keyname), ("forenames", forenames), ("suffix", suffix))}
+    raw = {key: _clean(value, f"author {key}") for key, value in
+           (("keyname", keyname), ("forenames", forenames), ("suffix", suffix))}
+    parts = {key: unlatex(value) for key, value in raw.items()}
     derived = " ".join(p for p in (parts["forenames"], parts["keyname"], parts["suffix"]) if p)
+    written = " ".join(p for p in (raw["forenames"], raw["keyname"], raw["suffix"]) if p) or \
+        _clean(name, "author name") or ""
+    display = derived or unlatex(_clean(name, "author name")) or ""
     return {
-        "name": derived or _clean(name, "author name") or "",
+        "name": display,
+        # The name as the source wrote it, when that was LaTeX ("Bal\\'azs Kov\\'acs").
+        **({"name_latex": written} if written != display else {}),
         **parts,
         "affiliations": _unique(a for a in (_clean(a, "affiliation") for a in affiliations) if a),
         "orcid": _clean(orcid, "author orcid"),
     }
+
+
+# arXiv metadata is written in LaTeX: accents in names (Bal\'azs), escapes and braces in
+# titles (50\%, {GRPO}). pylatexenc turns them into Unicode; math stays as written.
+_LATEX = LatexNodes2Text(math_mode="verbatim", keep_comments=True)
+
+
+def unlatex(value):
+    """The text with LaTeX accents and escapes as Unicode ("Bal\\'azs" -> "Balázs"); text
+    without a backslash is returned as it is, and so is text pylatexenc cannot read."""
+    if not value or "\\" not in value:
+        return value
+    try:
+        converted = _LATEX.latex_to_text(value)
+    except Exception:  # noqa: BLE001  (lenient by design; the raw text is kept then)
+        return value
+    return " ".join(converted.split()) or value
 
 
 def _clean(value, what):
@@ -122,9 +147,11 @@ def paper_record(*, key, title, abstract, authors, categories, versions,
         "comments": text(comments, "comments"),
         "license": text(license, "license"),
     }
+    written = one_line(text(title, "title", required=True))
+    if unlatex(written) != written:
+        metadata["title_latex"] = written  # the title as the source wrote it
     return DocumentRecord(
-        kind="paper", source=SOURCE, key=key,
-        title=one_line(text(title, "title", required=True)),
+        kind="paper", source=SOURCE, key=key, title=unlatex(written),
         url=f"https://arxiv.org/abs/{key}", published=published, updated=updated,
         metadata=metadata, location=location,
     )

@@ -176,3 +176,22 @@ def test_a_byte_order_mark_before_the_first_line_is_ignored(db, tmp_path):
     path.write_bytes(b"\xef\xbb\xbf" + line().encode() + b"\n")
     counts, errors = import_file(path)
     assert (counts["added"], errors) == (1, [])
+
+
+def test_latex_accents_in_names_and_titles_become_unicode_and_the_written_form_is_kept(
+        db, tmp_path):
+    """Issue 39, finding 7: `Bal\\'azs` reads Balázs; what the source wrote stays beside it."""
+    path = tmp_path / "latex.jsonl"
+    path.write_text(line(
+        title=r"Invented Fran\c{c}ais Probes for {GRPO} at 50\% Budget",
+        authors=r"Bal\'azs Kov\'acs and Ann Example",
+        authors_parsed=[[r"Kov\'acs", r"Bal\'azs", ""], ["Example", "Ann", ""]]) + "\n")
+    counts, errors = import_file(path)
+    assert (counts["added"], errors) == (1, [])
+    paper = Document.objects.get(key="2507.99950")
+    assert paper.title == "Invented Français Probes for GRPO at 50% Budget"
+    assert paper.metadata["title_latex"] == r"Invented Fran\c{c}ais Probes for {GRPO} at 50\% Budget"
+    assert paper.metadata["authors"] == ["Balázs Kovács", "Ann Example"]
+    first, second = paper.metadata["author_records"]
+    assert (first["keyname"], first["name_latex"]) == ("Kovács", r"Bal\'azs Kov\'acs")
+    assert "name_latex" not in second  # a name without LaTeX keeps no second form
