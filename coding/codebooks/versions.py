@@ -163,6 +163,14 @@ def is_shown(question, values):
     return answer in wanted
 
 
+def link_conditions(questions):
+    """Give each conditional question the question its condition reads
+    (`condition_source`), so pages name it and its answers by their labels, not keys."""
+    by_key = {q.key: q for q in questions}
+    for question in questions:
+        question.condition_source = by_key.get((question.show_if or {}).get("question"))
+
+
 def number_shown(questions, values):
     """Number the questions among those shown for these answers, as the coding page and the
     codebook preview show them: a hidden conditional question takes no number (code.js

@@ -32,7 +32,7 @@ from coding.codebooks.editing import (
     save_spec, start_draft, version_diff,
 )
 from coding.codebooks.spec import spec_of, validate
-from coding.codebooks.versions import default_level, number_shown
+from coding.codebooks.versions import default_level, link_conditions, number_shown
 from coding.models import Assignment, Codebook, Question, Role
 from coding.models.codebooks import adjudicated_by_default
 from coding.templatetags.codebook_diff import APPLIES_WORDS, KIND_WORDS, LEVEL_WORDS
@@ -269,6 +269,7 @@ def preview_questions(spec):
             options=options, option_values=[o.value for o in options],
             answer=None, answers=[None], errors=[], quotes=[]))
     number_shown(found, {})
+    link_conditions(found)
     return found
 
 

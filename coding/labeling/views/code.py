@@ -24,7 +24,7 @@ from coding.access.roles import access_assignment, access_study
 from coding.actions.submit import submit
 from coding.adjudication import decisions as adjudication
 from coding.codebooks import translations as codebook_translations
-from coding.codebooks.versions import number_shown, parse_form_answers
+from coding.codebooks.versions import link_conditions, number_shown, parse_form_answers
 from coding.labeling import calibration, queue
 from coding.labeling.codings import NotHeld, latest_coding, phase_for, save_draft
 from coding.labeling.suggestions import attach_suggestions
@@ -248,6 +248,7 @@ def form_questions(version, form, errors):
     questions = list(version.questions.prefetch_related("options"))
     values = form.get("values", {})
     number_shown(questions, values)
+    link_conditions(questions)
     for question in questions:
         question.show_if_json = json.dumps(question.show_if) if question.show_if else ""
         question.option_values = [o.value for o in question.options.all()]

@@ -223,3 +223,15 @@ def test_owner_queue_page_draws_a_sample(alpha, people, client_for):
     response = olive.post(f"/studies/{alpha.slug}/queue/", {"share": "0.34", "seed": "1"},
                           follow=True)
     assert "Drew a reliability sample of 1 item." in response.content.decode()
+
+
+def test_a_condition_hint_names_the_question_and_its_answers_as_coders_read_them(alpha, cora):
+    """Issue 39, finding 5: "when Main contribution? is RL method", not "when label is
+    rl_method"; the keys stay in the tooltips."""
+    import re
+
+    html = cora.get(open_next(cora, alpha)).content.decode()
+    hint = re.search(r'<span class="cond">(.*?)</span></legend>', html, re.S).group(1)
+    text = re.sub(r"<[^>]+>", "", hint)
+    assert text == "when Main contribution? is RL method"
+    assert 'title="label"' in hint and 'title="rl_method"' in hint
