@@ -72,14 +72,16 @@ def test_owner_builds_a_conditional_codebook_and_publishes_it(owner, page, log_i
 
     # The preview is the coding page: scope appears once "A training method" is chosen.
     preview = page.locator("#preview")
-    expect(preview.locator(".cond")).to_have_text("when label is method")  # the preview caught up
+    # The preview caught up; the hint names the question and answer as coders read them.
+    expect(preview.locator(".cond")).to_have_text("when Main contribution? is A training method")
     settle(page)
-    assert preview.get_by_text("Main contribution?").is_visible()
+    label = preview.locator(".q[data-key='label']")
+    assert label.locator("legend").get_by_text("Main contribution?").is_visible()
     scope = preview.locator(".q[data-key='scope']")
     expect(scope).to_be_hidden()
-    preview.get_by_text("A training method").click()
+    label.get_by_text("A training method").click()
     expect(scope).to_be_visible()
-    preview.get_by_text("An analysis").click()
+    label.get_by_text("An analysis").click()
     expect(scope).to_be_hidden()
     # It follows what is typed, before anything is saved.
     page.fill("#q-n0-text", "What does the paper contribute?")

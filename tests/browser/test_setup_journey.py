@@ -100,7 +100,7 @@ def test_a_study_is_set_up_and_coded_in_the_browser(founder, page, browser, log_
     coder.wait_for_url("**/code/*/")
     component = coder.locator(".q[data-key='component']")
     assert not component.is_visible()
-    coder.get_by_text("A training method").click()
+    coder.locator("label.opt", has_text="A training method").click()  # not the hint below
     assert component.is_visible()
     component.locator("textarea, input[type=text]").first.fill("the clipping of the ratio")
     coder.locator("#submit-button").click()
