@@ -34,10 +34,6 @@ CODE, CONFIG, COMMENT, DOCSTRING = "code", "config", "comment", "docstring"
 COUNTS = {CODE, CONFIG}  # the kinds that make a landing; the others are mentions
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it
-# Characters that continue an identifier or a dashed flag: a name inside a longer one is
-# another name (`gspo` is not in `gspo_like`, `use-tis` is not in `use-tis-v2`).
-_WORD = r"[A-Za-z0-9_]"
-
 
 OPTION, PART, VALUE = "option", "part", "value"
 
@@ -127,8 +123,7 @@ class Names:
             t for n, _ in self.parts for t in (normal(key_of(n)),
                                                normal(key_of(n)).replace("_", "-"))})
         self.keys = pattern(key_of(n) for n in keyed)
-        loose = [self.keys.pattern, *(p.pattern for _, p in self.parts)] if self.parts else [
-            self.keys.pattern]
+        loose = [self.keys.pattern, *(p.pattern for _, p in self.parts)]
         self.regex = re.compile("|".join(f"(?:{p})" for p in loose))
         self.by_normal = {}
         for name in keyed:
