@@ -126,14 +126,34 @@ def decode_utf8(raw, what=None):
 def parse_json(raw, what=None):
     """One JSON value from bytes; duplicate object keys, NaN, numbers too large for any
     field and bad UTF-8 are refused."""
+    text = decode_utf8(raw, what)
     try:
-        return json.loads(decode_utf8(raw, what), object_pairs_hook=_no_duplicate_keys,
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys,
                           parse_constant=_no_constants, parse_int=_int, parse_float=_float)
     except json.JSONDecodeError as exc:
+        if cut_short := _cut_short(text, exc):
+            raise BadRecord(cut_short) from None
         raise BadRecord(_("malformed JSON: %(error)s at column %(column)s") % {
             "error": json_error(exc), "column": exc.colno}) from None
     except RecursionError:
         raise BadRecord(too_deep_reason()) from None
+
+
+def _cut_short(text, exc):
+    """What a person can act on when the JSON stops at the end of the line (a line cut
+    short, or a record split over two lines), instead of the decoder's "Invalid control
+    character at column 387"; None when the problem is elsewhere in the line."""
+    at_end = exc.pos >= len(text.rstrip()) and text.strip()
+    message = exc.msg.removesuffix(" at").strip()
+    # An unterminated string is named by where it starts; it runs to the end of the line.
+    if message == "Unterminated string starting" or (
+            at_end and message == "Invalid control character"):
+        return _("malformed JSON: the line ends inside a string (cut short, or a record that "
+                 "goes on over the next line: JSON Lines holds one whole record per line)")
+    if at_end:
+        return _("malformed JSON: the line ends before its record does (cut short, or a record "
+                 "that goes on over the next line: JSON Lines holds one whole record per line)")
+    return None
 
 
 def too_deep_reason():

@@ -112,7 +112,10 @@ def test_a_truncated_last_line_is_a_bad_record(db, tmp_path):
     counts, errors = import_file(path)
     assert (counts["added"], counts["failed"]) == (1, 1)
     assert errors[0].location == f"{path} line 2"
-    assert errors[0].reason == "malformed JSON: Expecting value at column 91"
+    # Said in words a person can act on (issue 39, finding 7), not "Expecting value at
+    # column 91".
+    assert errors[0].reason.startswith("malformed JSON: the line ends before its record does "
+                                       "(cut short")
 
 
 def test_a_field_over_the_size_limit_is_a_bad_record(db, tmp_path):
@@ -195,3 +198,15 @@ def test_latex_accents_in_names_and_titles_become_unicode_and_the_written_form_i
     first, second = paper.metadata["author_records"]
     assert (first["keyname"], first["name_latex"]) == ("Kovács", r"Bal\'azs Kov\'acs")
     assert "name_latex" not in second  # a name without LaTeX keeps no second form
+
+
+def test_a_line_cut_inside_a_string_says_so_and_names_the_line(db, tmp_path):
+    path = tmp_path / "cut.jsonl"
+    whole = line(id="2507.99951")
+    path.write_text(line() + "\n" + whole[:whole.index("An Invented") + 5] + "\n" + line(
+        id="2507.99952") + "\n")
+    counts, errors = import_file(path)
+    assert (counts["added"], counts["failed"]) == (2, 1)
+    assert errors[0].location == f"{path} line 2"
+    assert errors[0].reason.startswith("malformed JSON: the line ends inside a string")
+    assert "control character" not in errors[0].reason

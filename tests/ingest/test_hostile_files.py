@@ -289,8 +289,10 @@ def truncated_mid_record(imp):
     data = imp.file(whole)
     data = data[:data.index(whole[2]) + cut]
     reason = {ATOM.name: "malformed XML: unclosed token", OAI.name: "malformed XML: unclosed token",
-              CSV.name: "malformed CSV: unexpected end of data"}.get(
-        imp.name, "malformed JSON: Unterminated string starting at")
+              CSV.name: "malformed CSV: unexpected end of data"}.get(imp.name)
+    if reason is None:  # JSON Lines name the cut line's end; a JSON document the string
+        return broken_at(imp, data, 3, 3, r"^malformed JSON: (the line ends inside a string "
+                                          r"\(cut short|Unterminated string starting at)")
     return broken_at(imp, data, 3, 3, "^" + re.escape(reason))
 
 

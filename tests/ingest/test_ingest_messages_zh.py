@@ -56,7 +56,8 @@ def test_a_bad_arxiv_record_reads_in_chinese_and_names_its_line_and_field(
     job = import_on_the_page(olive_reads_chinese, alpha, "arxiv_snapshot_file", SNAPSHOT_BAD,
                              django_capture_on_commit_callbacks)
     events = logged(job)
-    assert ("snapshot_bad.jsonl 第 2 行", "JSON 格式错误：第 231 列 无效的控制字符") in events
+    assert ("snapshot_bad.jsonl 第 2 行", "JSON 格式错误：此行在字符串中间结束（被截断，或记录延续到了"
+            "下一行：JSON Lines 每行只能有一条完整的记录）") in events
     assert ("snapshot_bad.jsonl 第 4 行", "缺少字段 'id'") in events
     assert ("snapshot_bad.jsonl 第 5 行", "字段 'title' 应为字符串，实际为 int") in events
     assert ("snapshot_bad.jsonl 第 6 行",

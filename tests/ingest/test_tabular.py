@@ -56,7 +56,8 @@ def test_jsonl_rows_become_documents_through_the_mapping(db):
     assert Document.objects.get(key="102").metadata["abstract"] is None
     assert [e.reason for e in errors] == [
         "field 'name' should be a string, got dict",
-        "malformed JSON: Invalid control character at column 65"]
+        "malformed JSON: the line ends inside a string (cut short, or a record that goes on "
+        "over the next line: JSON Lines holds one whole record per line)"]
 
 
 def test_reimporting_a_table_creates_nothing(db):
