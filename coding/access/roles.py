@@ -6,6 +6,7 @@ for a wrong address. A member lacking the role an action needs gets 403.
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
+from django.utils.translation import gettext as _
 
 from coding.models import Assignment, Codebook, Item, Role, Study
 from ingest.models import Document, Snapshot
@@ -24,8 +25,20 @@ def access_study(user, slug, roles=None):
         raise Http404("No such study.")
     study.my_roles = study.roles_of(user)
     if roles and not study.my_roles & set(roles):
-        raise PermissionDenied(f"This needs the role {' or '.join(sorted(roles))} in {study}.")
+        raise PermissionDenied(_("This needs the role %(roles)s in %(study)s.") % {
+            "roles": _(" or ").join(role_words(r) for r in sorted(roles)), "study": study})
     return study
+
+
+def role_label(role):
+    """A role's label in the reader's language ("Coder", 编码员); a key that is not a role
+    (an old audit entry), as it is."""
+    return _(Role(role).label) if role in Role.values else role
+
+
+def role_words(role):
+    """A role as a sentence names it: "coder" in English."""
+    return role_label(role).lower()
 
 
 def access_assignment(user, study, pk):

@@ -12,7 +12,7 @@ from django.utils.translation import gettext_noop
 
 class Role(models.TextChoices):
     # Labels stay plain strings (the API and exports name roles in English); pages show
-    # them translated through coding.studies.members.role_label.
+    # them translated through coding.access.roles.role_label.
     OWNER = "owner", gettext_noop("Owner")
     CODER = "coder", gettext_noop("Coder")
     ADJUDICATOR = "adjudicator", gettext_noop("Adjudicator")

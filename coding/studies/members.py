@@ -35,6 +35,7 @@ from django.utils.translation import gettext as _
 
 from coding.access import audit
 from coding.access.archive import check_open
+from coding.access.roles import role_label, role_words  # noqa: F401 (members' words)
 from coding.accounts.languages import stored_language
 from coding.accounts.profile import mail_configured
 from coding.labeling.queue import release
@@ -82,17 +83,6 @@ def find_user(*, username="", email=""):
 def live_members(study):
     return (study.memberships.filter(deleted_at__isnull=True).select_related("user")
             .order_by("user__username", "role"))
-
-
-def role_label(role):
-    """A role's label in the reader's language ("Coder", 编码员); a key that is not a role
-    (an old audit entry), as it is."""
-    return _(Role(role).label) if role in Role.values else role
-
-
-def role_words(role):
-    """A role as a sentence names it: "coder" in English."""
-    return role_label(role).lower()
 
 
 def role_choices():

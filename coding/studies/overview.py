@@ -9,11 +9,10 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from coding.access.blinding import hides_inclusion
-from coding.access.roles import CAN_SEE_ALL_CODINGS
+from coding.access.roles import CAN_SEE_ALL_CODINGS, role_label
 from coding.agreement.report import SEES_AGREEMENT
 from coding.labeling.queue import held_items
 from coding.models import Assignment, Item, Role
-from coding.studies.members import role_label
 from ingest.models import Document
 
 

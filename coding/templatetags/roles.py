@@ -3,7 +3,7 @@ names them, `{{ m.role|role_words }}` ("coder"): coding.studies.members."""
 
 from django import template
 
-from coding.studies.members import role_label, role_words
+from coding.access.roles import role_label, role_words
 
 register = template.Library()
 register.filter("role_label", role_label)

@@ -214,3 +214,21 @@ def test_the_command_grants_through_the_same_code(people):
     call_command("grant_study_creation", "cyril", stdout=open("/dev/null", "w"))
     assert get_user_model().objects.get(username="cyril").has_perm("coding.create_study")
     assert AuditEntry.objects.filter(action="permission.grant", actor=None).exists()
+
+
+def test_a_refusal_reads_in_the_readers_language_with_roles_in_words(alpha, people,
+                                                                     client_for, settings):
+    """Issue 39, finding 6: the 403 page said "This needs the role adjudicator or owner in …"
+    in English to a coder reading in Chinese."""
+    from django.test import Client
+
+    from coding.accounts.languages import remember_language
+
+    remember_language(people["cora"], "zh-hans")
+    page = client_for(people["cora"]).get(f"/studies/{alpha.slug}/members/")
+    assert page.status_code == 403
+    assert f"这需要在 {alpha.name} 中担任所有者。" in page.content.decode()
+    other = Client()  # a browser of its own: no language cookie from cora's pages
+    other.force_login(people["cyril"])
+    english = other.get(f"/studies/{alpha.slug}/review/")
+    assert "This needs the role adjudicator or owner in" in english.content.decode()
