@@ -19,24 +19,20 @@ jobs.user_facing(storage.StorageError)
 EXPORTERS = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
 
 
-def export_name(job):
-    """The stored bundle's name (its storage key's last part; kept as it was, so bundles
-    stored before download_name came are found)."""
-    study = job.params["study_slug"]
-    return f"{study}-{job.pk}-{'-'.join(job.params['shapes'])}.zip"
-
-
 def bundle_name(slug, shapes, fmt, day, job_id=None):
-    """The name a downloaded bundle is saved under: study, shapes, format, the day it was
-    asked for and the export job if there is one, so exports are told apart
+    """The name a bundle is stored and downloaded under: study, shapes, format, the day it
+    was asked for and the export job if there is one, so exports are told apart
     (rl-study-wide-items-parquet-2026-12-06-41.zip)."""
     return "-".join([slug, *shapes, fmt, f"{day:%Y-%m-%d}",
                      *([str(job_id)] if job_id else [])]) + ".zip"
 
 
-def download_name(job):
-    return bundle_name(job.params["study_slug"], job.params["shapes"], job.params["format"],
-                       job.created_at, job.pk)
+def export_name(job):
+    """The job's bundle's name: the one its result gives once done (a bundle stored before
+    names carried format and day keeps its own), else made by bundle_name."""
+    return (job.result or {}).get("filename") or bundle_name(
+        job.params["study_slug"], job.params["shapes"], job.params["format"], job.created_at,
+        job.pk)
 
 
 def export_key(job):
@@ -88,5 +84,5 @@ def run_export(job, report):
         storage.put(export_key(job), work / name, sha256=summary["sha256"])
     finally:
         storage.clear_work_folders(f"export-{job.pk}-*")
-    return {**summary, "filename": download_name(job),
+    return {**summary, "filename": name,
             "download": reverse("export-download", args=[study.slug, job.pk])}

@@ -19,9 +19,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 from coding.access.blinding import withheld_names
 from coding.access.roles import access_study
 from coding.export.bundle import FORMATS, SHAPES, build_bundle, estimate_rows
-from coding.export.jobs import (
-    EXPORTERS, bundle_name, download_name, export_key, start_export,
-)
+from coding.export.jobs import EXPORTERS, bundle_name, export_key, export_name, start_export
 from coding.labeling.codings import record_reads
 from coding.models import OthersWorkRead, Role
 from workbench import storage
@@ -84,7 +82,7 @@ def export_download(request, slug, job_id):
     withheld_then = set((job.result or {}).get("withheld", ()))
     if not set(withheld_names(study, study.my_roles)) <= withheld_then:
         raise Http404("This export holds fields you may no longer see; export again.")
-    response = storage.download(export_key(job), download_name(job))
+    response = storage.download(export_key(job), export_name(job))
     if response is None:
         raise Http404("This export's file is gone; export again.")
     return response
