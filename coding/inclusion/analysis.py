@@ -6,8 +6,9 @@ branch gained an option of a method the paper is the source of, the export's
 ``frameworks_landed``), or an inclusion list the team imported (coding.inclusion.lists:
 papers it names are included). The tracker is the default when it has source papers.
 With more than one source, each other source is compared with the one used, paper by
-paper over the same population (both, one only, neither, Cohen's kappa). The population is the study's papers with a current decision, optionally
-narrowed by decided values (``label=rl_method``, ``scope=general``), as the study's
+paper over the same population (both, one only, neither, Cohen's kappa). The
+population is the study's papers with a current decision, optionally narrowed by
+decided values (``label=rl_method``, ``scope=general``), as the study's
 analysis narrows them to general RL methods.
 
 For each yes/no or single-choice question, and each option of a multiple-choice
@@ -245,7 +246,8 @@ def _field(field, chosen, values, included):
     inc_total, out_total = (sum(t[0] for t in table), sum(t[1] for t in table))
     row = {"name": name, "question": key, "kind": kind, "answers": rows,
            "included": [t[0] for t in table], "not_included": [t[1] for t in table],
-           # Each answer's share of the column: of the included papers in this table, ...
+           # Each answer's share of its column: of the included (not included) papers
+           # in this field's table, how many gave this answer.
            "included_share": [t[0] / inc_total if inc_total else None for t in table],
            "not_included_share": [t[1] / out_total if out_total else None for t in table],
            "left_out": left_out, "test": None, "p": None, "p_method": None, "odds_ratio": None,
