@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods
 from coding.access.archive import check_open
 from coding.access.roles import access_study
 from coding.labeling import pool
-from coding.models import Item, Role
+from coding.models import ImportRun, Item, Role
 from ingest.imports import FILE_FORMATS, LIVE_FORMATS, check_params
 from workbench import jobs, storage
 
@@ -216,8 +216,13 @@ def start_import(study, user, source, screening, round=Item.Round.MAIN):
 @require_http_methods(["GET", "HEAD", "POST"])
 def import_page(request, slug):
     study = access_study(request.user, slug, roles={Role.OWNER})
+    # The format of the study's last import stays chosen: a team imports one kind of file
+    # again and again (issue 39, finding 7).
+    last = (ImportRun.objects.filter(study=study).order_by("-pk")
+            .values_list("params__format", flat=True).first())
     form = ImportForm(request.POST or None, request.FILES or None,
-                      initial={"round": request.GET.get("round", Item.Round.MAIN)})
+                      initial={"round": request.GET.get("round", Item.Round.MAIN),
+                               **({"format": last} if last in FORMAT_LABELS else {})})
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data.get("file")
         stored = save_upload(study, upload) if upload else None

@@ -281,3 +281,19 @@ def test_a_deletion_is_counted_and_never_joins_the_pool(alpha):
     counts = import_records([Deletion("arxiv", "2599.77777", "2025-09-15")], on_batch=adder)
     assert (counts["read"], counts["deletions"]) == (1, 1)
     assert adder.counts["added_to_pool"] == adder.counts["already_in_pool"] == 0
+
+
+def test_the_import_page_keeps_the_format_of_the_last_import(alpha, people, client_for):
+    """Issue 39, finding 7: the format went back to the first one after every run."""
+    from coding.models import ImportRun
+
+    olive = client_for(people["olive"])
+
+    def chosen():
+        page = olive.get(f"/studies/{alpha.slug}/import/").content.decode()
+        formats = re.search(r'<select name="format".*?</select>', page, re.S).group(0)
+        return re.findall(r'<option value="([a-z_]+)" selected>', formats)
+
+    assert chosen() == []  # a first import: the list's first format
+    ImportRun.objects.create(study=alpha, params={"format": "github_file", "path": "x"})
+    assert chosen() == ["github_file"]
