@@ -10,6 +10,7 @@ from coding.codebooks.api import editor as codebook_edit
 from coding.codebooks.api import files as codebook_files
 from coding.export import api as export
 from coding.inclusion import api as inclusion
+from coding.items import api as items
 from coding.labeling.api import calibration, coder, imports
 from coding.raters import api as raters
 from coding.studies.api import backup
@@ -23,7 +24,11 @@ router.register("studies", views.StudyViewSet, basename="study")
 urlpatterns = router.urls + [
     path("account/language/", languages.MyLanguage.as_view(), name="api-my-language"),
     path("studies/<slug:slug>/codebooks/", views.CodebookList.as_view(), name="api-codebooks"),
-    path("studies/<slug:slug>/items/", views.ItemList.as_view(), name="api-items"),
+    path("studies/<slug:slug>/items/", items.ItemList.as_view(), name="api-items"),
+    path("studies/<slug:slug>/items/actions/", items.ItemActions.as_view(),
+         name="api-item-actions"),
+    path("studies/<slug:slug>/items/<int:item_id>/", items.ItemDetail.as_view(),
+         name="api-item"),
     path("studies/<slug:slug>/assignments/", views.AssignmentList.as_view(),
          name="api-assignments"),
     path("studies/<slug:slug>/codings/", views.CodingList.as_view(), name="api-codings"),

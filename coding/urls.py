@@ -14,6 +14,7 @@ from coding.codebooks.views import files as codebook_files
 from coding.codebooks.views import pages as codebook_pages
 from coding.export import views as export
 from coding.inclusion import views as inclusion
+from coding.items import views as items
 from coding.labeling.views import calibration, code, codings, imports, queue
 from coding.raters import views as raters
 from coding.studies.views import backup, creators, members
@@ -48,6 +49,8 @@ urlpatterns = [
     path("studies/<slug:slug>/settings/", studies.study_settings, name="study-settings"),
     path("studies/<slug:slug>/queue/", queue.queue_page, name="queue"),
     path("studies/<slug:slug>/codings/", codings.coding_list, name="coding-list"),
+    path("studies/<slug:slug>/items/", items.item_list, name="items"),
+    path("studies/<slug:slug>/items/<int:item_id>/", items.item_page, name="item-page"),
     path("studies/<slug:slug>/codebooks/<int:codebook_id>/", codebook_pages.codebook_detail,
          name="codebook-detail"),
     path("studies/<slug:slug>/codebooks/<int:codebook_id>/v<int:number>/",

@@ -281,6 +281,11 @@ COUNTED_BESIDE = {
     **dict.fromkeys([
         "studies/<slug:slug>/inclusion/", "api/studies/<slug:slug>/inclusion/"],
         "tests/coding/inclusion/test_inclusion.py::test_page_api_and_command_agree"),
+    **dict.fromkeys([
+        "studies/<slug:slug>/items/", "studies/<slug:slug>/items/<int:item_id>/",
+        "api/studies/<slug:slug>/items/<int:item_id>/"],
+        "tests/coding/items/test_item_browser.py::"
+        "test_the_item_pages_cost_the_same_queries_at_any_size"),
     "api/studies/<slug:slug>/inclusion/lists/":
         "tests/coding/inclusion/test_inclusion_lists.py::"
         "test_the_lists_and_a_list_analysis_cost_the_same_queries_at_any_list_size",

@@ -122,9 +122,10 @@ class PoolAdder:
     the same documents again. Coded items keep their snapshot; an uncoded item moves to
     the document's newest content."""
 
-    def __init__(self, study, round=Item.Round.MAIN):
+    def __init__(self, study, round=Item.Round.MAIN, run=None):
         self.study = study
         self.round = round  # the round new items join: main, or calibration
+        self.run = run  # the ImportRun whose items these are (the item browser's filter)
         self.codebooks = {c.applies_to: c for c in study.codebooks.order_by("-pk")}
         self.counts = {"added_to_pool": 0, "already_in_pool": 0, "refreshed": 0,
                        "no_codebook": 0}
@@ -146,7 +147,8 @@ class PoolAdder:
         snapshots = self._snapshots(wanted)
         Item.objects.bulk_create([
             Item(study=self.study, document=d, snapshot=snapshots[d.pk],
-                 codebook=self.codebooks[d.kind], **new_item_fields(self.study, d, self.round))
+                 codebook=self.codebooks[d.kind], import_run=self.run,
+                 **new_item_fields(self.study, d, self.round))
             for d in wanted], ignore_conflicts=True)
         self.counts["added_to_pool"] += len(wanted)
 
@@ -177,11 +179,11 @@ def import_into_study(study, params, screening, *, round=Item.Round.MAIN, job=No
     archived study: StudyArchived, also for a job started before it was archived). A run
     that stops keeps what it counted, its status failed and the reason."""
     check_open(study)
-    # New documents join `round`; those already in the pool keep theirs.
-    adder = PoolAdder(study, round)
     kept = params if round == Item.Round.MAIN else {**params, "round": round}
     run = ImportRun.objects.create(study=study, job=job, params=kept,
                                    screening=screening.to_dict())
+    # New documents join `round`; those already in the pool keep theirs.
+    adder = PoolAdder(study, round, run)
     read = {}  # the reader's counts after its latest batch
 
     def progress(counts):

@@ -8,7 +8,7 @@ from coding.models.codings import Assignment, Coding, Exposure, OthersWorkRead
 from coding.models.decisions import Decision
 from coding.models.disagreements import StoredDisagreement
 from coding.models.imports import ImportRun
-from coding.models.items import Item
+from coding.models.items import Item, ItemChange
 from coding.models.preferences import LanguagePreference
 from coding.models.raters import AssistedRound, Comparison, Rater, RaterCoding
 from coding.models.reliability import AgreementSnapshot
@@ -17,6 +17,6 @@ from coding.models.studies import Invite, Membership, Role, Study
 __all__ = [
     "AgreementSnapshot", "AssistedRound", "Assignment", "AuditEntry", "Codebook", "CodebookVersion", "Coding", "Comparison",
     "Decision", "Exposure", "OthersWorkRead",
-    "Framework", "FrameworkScan", "ImportRun", "InclusionList", "ListedInclusion", "Invite", "Item", "LanguagePreference", "Landing", "Membership", "Method",
+    "Framework", "FrameworkScan", "ImportRun", "InclusionList", "ListedInclusion", "Invite", "Item", "ItemChange", "LanguagePreference", "Landing", "Membership", "Method",
     "MethodLink", "Option", "OptionName", "Question", "Rater", "RaterCoding", "Role", "StoredDisagreement", "Study",
 ]

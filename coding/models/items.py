@@ -39,7 +39,14 @@ class Item(models.Model):
     # For calibration items: the answers a coder is compared with.
     reference_values = models.JSONField(null=True, blank=True)
     added_at = models.DateTimeField(auto_now_add=True)
+    # The import run that added the item (null for items added another way, or before
+    # runs were linked): the item browser filters by it.
+    import_run = models.ForeignKey("coding.ImportRun", null=True, blank=True, related_name="+",
+                                   on_delete=models.SET_NULL)
+    # Soft deletion (rule 4): an owner's exclusion from the study, with its reason; every
+    # count, queue, report and export reads alive() items only. Restoring clears both.
     deleted_at = models.DateTimeField(null=True, blank=True)
+    excluded_reason = models.TextField(blank=True)
 
     objects = ItemQuerySet.as_manager()
 
@@ -49,6 +56,8 @@ class Item(models.Model):
             models.UniqueConstraint(fields=["study", "document"], name="item_once_per_study")
         ]
         indexes = [
+            # The item browser (coding.items.browse): a study's items by id, keyset paged.
+            models.Index(fields=["study", "id"], name="item_study_order"),
             models.Index(fields=["study", "round", "-priority", "random_key"],
                          name="item_queue_order"),
             # The same order holding only items with room left, so a coder's walk
@@ -61,3 +70,21 @@ class Item(models.Model):
 
     def __str__(self):
         return f"{self.study.slug}: {self.document.key}"
+
+
+class ItemChange(models.Model):
+    """An owner's action on an item from the item browser (coding.items.curate): the item's
+    own line of its history page. The study's audit entry lists the whole batch."""
+
+    item = models.ForeignKey(Item, related_name="changes", on_delete=models.CASCADE)
+    action = models.CharField(max_length=32)  # the audit action, e.g. "items.exclude"
+    actor = models.ForeignKey("auth.User", null=True, blank=True, related_name="+",
+                              on_delete=models.SET_NULL)
+    reason = models.TextField(blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item", "at", "id"]
+
+    def __str__(self):
+        return f"{self.action} of {self.item_id}"

@@ -99,11 +99,25 @@ class ItemSerializer(serializers.ModelSerializer):
     title = serializers.CharField(source="document.title", read_only=True)
     codebook = serializers.IntegerField(source="codebook_id", read_only=True)
     snapshot = serializers.IntegerField(source="snapshot.number", read_only=True)
+    # Set on each item of the page by coding.items.browse.row_states.
+    state = serializers.ChoiceField(read_only=True, choices=[
+        "pool", "held", "coded", "disagreement", "decided", "skipped", "excluded"],
+        help_text="The state the item browser shows: the first that holds of excluded, "
+                  "disagreement (one open), decided, held, coded, skipped, pool.")
+    state_words = serializers.CharField(read_only=True, help_text="The state in words, in "
+                                        "the reader's language: 'coded 1 of 2'.")
+    submitted = serializers.IntegerField(read_only=True, help_text="Coders who submitted it.")
+    held = serializers.IntegerField(read_only=True, help_text="Coders holding it now.")
+    skipped = serializers.IntegerField(read_only=True, help_text="Coders who skipped it.")
+    open_disagreements = serializers.IntegerField(read_only=True)
+    import_run = serializers.IntegerField(source="import_run_id", read_only=True, allow_null=True)
 
     class Meta:
         model = Item
         fields = ["id", "kind", "source", "document_key", "title", "codebook", "snapshot",
-                  "round", "priority", "target", "taken", "in_reliability_sample", "added_at"]
+                  "round", "priority", "target", "taken", "in_reliability_sample", "added_at",
+                  "import_run", "state", "state_words", "submitted", "held", "skipped",
+                  "open_disagreements", "excluded_reason"]
 
 
 class AssignmentSerializer(serializers.ModelSerializer):

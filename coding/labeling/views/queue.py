@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods
 
 from coding.access.roles import access_study
 from coding.actions import sample
+from coding.items.curate import added_to_sample_by_hand
 from coding.labeling import queue
 from coding.models import Role
 
@@ -52,4 +53,5 @@ def queue_page(request, slug):
     return render(request, "coding/queue.html", {
         "study": study, "summary": queue.queue_summary(study), "form": form,
         "rebuilding": queue.rebuilding(study),
+        "by_hand": added_to_sample_by_hand(study),
     })

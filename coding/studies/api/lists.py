@@ -126,21 +126,6 @@ class CodebookList(StudyScopedList):
         return Response(CodebookSerializer(codebook).data, status=status.HTTP_201_CREATED)
 
 
-class ItemList(StudyScopedList):
-    """The study's items with their queue state. Not for coders: they see items only
-    one at a time, blinded, through their queue."""
-
-    serializer_class = ItemSerializer
-    queryset = Item.objects.none()
-    needs_roles = {Role.OWNER, Role.ADJUDICATOR, Role.VIEWER}
-    filterset_class = filters.ItemFilter
-    ordering_fields = ["added_at", "priority", "id"]
-
-    def get_queryset(self):
-        return (self.study().items.alive().select_related("document", "snapshot")
-                .defer("snapshot__content", "document__metadata").order_by("id"))
-
-
 class AssignmentList(StudyScopedList):
     """Assignments: your own as a coder; all of them as owner or adjudicator. Paged by
     keyset (follow `next`) in id order; ?offset= still works."""
