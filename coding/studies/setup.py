@@ -403,6 +403,11 @@ ACTION_WORDS = {
     "round.blind": gettext_lazy("made a round blind again"),
     "permission.grant": gettext_lazy("allowed an account to create studies"),
     "permission.revoke": gettext_lazy("no longer allowed an account to create studies"),
+    "items.exclude": gettext_lazy("excluded items from the study"),
+    "items.restore": gettext_lazy("restored excluded items"),
+    "items.release": gettext_lazy("released items a coder held"),
+    "items.return": gettext_lazy("returned items to the pool"),
+    "items.sample": gettext_lazy("added items to the reliability sample by hand"),
 }
 # Details' keys as people read them; a key not here is read with spaces for underscores.
 DETAIL_WORDS = {
@@ -443,6 +448,7 @@ DETAIL_WORDS = {
     "open_assignments": pgettext_lazy("audit detail", "open assignments"),
     "released": pgettext_lazy("audit detail", "released"),
     "items": pgettext_lazy("audit detail", "items"),
+    "reason": pgettext_lazy("audit detail", "reason"),
     "reference": pgettext_lazy("audit detail", "reference"),
     "model_version": pgettext_lazy("audit detail", "model version"),
     "config_hash": pgettext_lazy("audit detail", "configuration hash"),

@@ -43,7 +43,7 @@ window.QuestionKeys = function (form, options) {
     choice.checked = choice.type === "checkbox" ? !choice.checked : true;
     choice.dispatchEvent(new Event("change", { bubbles: true }));
     settings.onChange(q, choice);
-    if (choice.type === "radio" && settings.advance && !choice.dataset.stay) focusQuestion(focusIndex + 1);
+    if (choice.type === "radio" && settings.advance && !("stay" in choice.dataset)) focusQuestion(focusIndex + 1);
     return true;
   }
 
@@ -57,30 +57,74 @@ window.QuestionKeys = function (form, options) {
     form.requestSubmit ? form.requestSubmit(button) : form.submit();
   }
 
+  // The boxes a person types into within a question (a number, a text, another value and
+  // its rationale on the review page): Tab goes through them before the next question.
+  // Another value's boxes count once that choice is taken.
+  function boxesOf(q) {
+    const other = q.querySelector(".other-choice");
+    return Array.from(q.querySelectorAll("input, textarea, select"))
+      .filter((box) => isTyping(box) && !box.disabled && box.offsetParent !== null &&
+        !(other && !other.checked && box.closest(".other-value")));
+  }
+
+  // From a choice, forward goes to the question's first box (the review page's rationale),
+  // else to the next question; from a box, to the next box, else the next question.
+  function tab(target, back) {
+    const q = target.closest(".q");
+    const boxes = q ? boxesOf(q) : [];
+    const at = boxes.indexOf(target);
+    const next = at === -1 ? (back ? undefined : boxes[0]) : boxes[at + (back ? -1 : 1)];
+    if (next) {
+      next.focus();
+      return;
+    }
+    focusQuestion(focusIndex + (back ? -1 : 1));
+  }
+
+  // The special answers a number box's Alt+digit and letters reach: the question's own
+  // choices, or on the review page those beside the "another value" box.
+  function boxChoice(box, key) {
+    const other = box.closest(".other-value");
+    if (!other) return choiceFor(box.closest(".q"), key);
+    const all = Array.from(other.querySelectorAll("input[data-choice]"));
+    return all.find((c) => c.dataset.shortcut === key.toLowerCase()) ||
+      (/^[1-9]$/.test(key) && !all[Number(key) - 1]?.dataset.shortcut ? all[Number(key) - 1] : undefined);
+  }
+
+  function chooseInBox(box, key) {
+    const choice = boxChoice(box, key);
+    if (!choice) return false;
+    box.value = "";
+    if (box.closest(".other-value")) {
+      choice.checked = true;
+      choice.dispatchEvent(new Event("change", { bubbles: true }));
+      return true;
+    }
+    return choose(key);
+  }
+
   document.addEventListener("keydown", (event) => {
     if (keys && keys.open) return;
     const target = event.target;
     if (event.key === "Tab" && form.contains(target)) {
       event.preventDefault();
-      focusQuestion(focusIndex + (event.shiftKey ? -1 : 1));
+      tab(target, event.shiftKey);
       return;
     }
     if (isTyping(target)) {
       if (event.key === "Escape") target.blur();
       // In a number box a letter is no number: it may be a special answer's own key;
       // Alt+digit reaches a special answer by its number (a plain digit types).
-      const box = target.classList.contains("number") && target.closest(".q");
-      if (box && event.altKey && /^Digit[1-9]$/.test(event.code) && choiceFor(box, event.code.slice(5))) {
+      const box = target.classList.contains("number") && target.closest(".q") && target;
+      if (box && event.altKey && /^Digit[1-9]$/.test(event.code) && boxChoice(box, event.code.slice(5))) {
         event.preventDefault();
-        target.value = "";
-        choose(event.code.slice(5));
+        chooseInBox(box, event.code.slice(5));
         return;
       }
       if (box && /^[a-z]$/i.test(event.key) && !event.ctrlKey && !event.metaKey && !event.altKey &&
-          choiceFor(box, event.key)) {
+          boxChoice(box, event.key)) {
         event.preventDefault();
-        target.value = "";
-        choose(event.key);
+        chooseInBox(box, event.key);
         return;
       }
       if (event.key === "Enter" && target.tagName === "INPUT" && form.contains(target)) {
@@ -105,10 +149,28 @@ window.QuestionKeys = function (form, options) {
     }
   });
 
-  questions.forEach((q) => q.addEventListener("focusin", () => {
+  questions.forEach((q) => q.addEventListener("focusin", (event) => {
     focusIndex = Math.max(0, visible().indexOf(q));
     questions.forEach((other) => other.classList.toggle("focus", other === q));
+    // A number box holding a draft's value: the first key typed replaces it, never
+    // appends to it ("12" then "1" is 1, not 121).
+    if (event.target.classList.contains("number")) event.target.select();
   }));
+
+  // An error shown after a refused submit goes as soon as its question is answered: its
+  // message, its mark and its line in the summary at the top.
+  function clearError(event) {
+    const q = event.target.closest(".q");
+    if (!q || !q.classList.contains("has-error")) return;
+    q.classList.remove("has-error");
+    q.querySelectorAll(".error").forEach((message) => { message.hidden = true; });
+    const summary = document.getElementById("error-summary");
+    if (!summary) return;
+    summary.querySelectorAll('a[href="#' + q.id + '"]').forEach((link) => { link.closest("li").hidden = true; });
+    if (!summary.querySelector("li:not([hidden])")) summary.hidden = true;
+  }
+  form.addEventListener("input", clearError);
+  form.addEventListener("change", clearError);
   const keysButton = document.getElementById("keys-button");
   if (keysButton && keys) keysButton.addEventListener("click", () => keys.showModal());
 

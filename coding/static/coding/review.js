@@ -8,18 +8,20 @@
   if (!form) return;
   const keys = window.QuestionKeys(form, {
     choices: "input[name^='d-']",
-    onChange: (q, choice) => {
-      if (choice.value !== "other") return;
-      const first = q.querySelector(".other-value input, .other-value textarea");
-      if (first) first.focus();
-    },
   });
-  // Answering in the "another value" inputs selects that choice.
+  // Answering in the "another value" inputs selects that choice; choosing it however it
+  // is chosen (its number, a click, the arrow keys) moves into its first box.
   form.querySelectorAll(".other-value").forEach((box) => {
     const pick = () => { box.closest(".q").querySelector(".other-choice").checked = true; };
     box.addEventListener("change", pick);
     box.addEventListener("input", pick);
   });
+  form.querySelectorAll(".other-choice").forEach((choice) => choice.addEventListener("change", () => {
+    const other = choice.closest(".q").querySelector(".other-value");
+    const first = other && (other.querySelector("input.number, textarea, input:checked") ||
+      other.querySelector("input"));
+    if (choice.checked && first) first.focus();
+  }));
   keys.focusFirst();
 
   // Colour is not the only sign of whose quote it is: each coder's marks have their own

@@ -25,7 +25,8 @@ from coding.catalog import edit as catalog_edit
 from coding.codebooks import editing as codebook_editing
 from coding.codebooks import files as codebook_files
 from coding.inclusion import lists as inclusion_lists
-from coding.labeling import calibration, suggestions
+from coding.items import curate
+from coding.labeling import calibration, queue, suggestions
 from coding.models import AuditEntry, Item, Membership, Rater, RaterCoding, Role
 from coding.raters import setup as raters
 from coding.raters.screening import screening_sample
@@ -105,6 +106,16 @@ def every_action(study, people):
     members.make_reset_link(copy.memberships.get(user=people["cyril"], role=Role.CODER), olive)
     inclusion_lists.import_list(copy, io.BytesIO(b"paper,framework\n2599.00070,verl\n"),
                                 "known", olive, file_name="known.csv")
+
+    more = [factories.paper_item(copy, codebook, n) for n in range(73, 75)]
+    curate.apply(copy, olive, "exclude", [more[0].pk], "A duplicate")
+    curate.apply(copy, olive, "restore", [more[0].pk])
+    queue.skip(queue.assign(more[0], people["cyril"]), "Cannot read it")
+    curate.apply(copy, olive, "return", [more[0].pk])
+    queue.assign(more[1], people["cyril"])
+    curate.apply(copy, olive, "release", [more[1].pk])
+    Item.objects.filter(pk=more[1].pk).update(in_reliability_sample=False)
+    curate.apply(copy, olive, "sample", [more[1].pk])
 
     call_command("grant_study_creation", "olive", "--revoke", stdout=io.StringIO())
     return copy
