@@ -151,19 +151,20 @@ def publish_draft(codebook, actor, note, open_assignments, number=None, *, handl
     Raises InvalidSpec (located errors; nothing changes) or NothingToPublish."""
     check_open(codebook.study)
     errors = []
-    note = (note or "").strip()
-    if not note:
-        errors.append(SpecError("note", "say what changed: the note is kept with the version"))
-    elif len(note) > NOTE_MAX_CHARS:
-        errors.append(SpecError("note", f"at most {NOTE_MAX_CHARS:,} characters"))
-    if open_assignments not in OPEN_ASSIGNMENTS:
-        errors.append(SpecError("open_assignments", "either 'switch' or 'release'"))
     Codebook.objects.select_for_update().filter(pk=codebook.pk).first()
     draft = draft_of(codebook)
     if draft is None or (number is not None and draft.number != number):
         raise NothingToPublish(
             f"{codebook.name} has no draft v{number}" if number else
             f"{codebook.name} has no draft to publish")
+    note = (note or "").strip()
+    # A note says what changed since the version before; the first version has none.
+    if not note and draft.number > 1:
+        errors.append(SpecError("note", "say what changed: the note is kept with the version"))
+    elif len(note) > NOTE_MAX_CHARS:
+        errors.append(SpecError("note", f"at most {NOTE_MAX_CHARS:,} characters"))
+    if open_assignments not in OPEN_ASSIGNMENTS:
+        errors.append(SpecError("open_assignments", "either 'switch' or 'release'"))
     spec = spec_of(draft)
     try:
         check(spec, publishing=True)

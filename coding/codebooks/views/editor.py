@@ -71,13 +71,19 @@ def parse_form(data):
         if parent:
             q["show_if"] = {"question": parent, "in": data.getlist(p + "show_if_in")}
         option_tokens = _tokens(data.getlist(p + "option")) if kind in WITH_OPTIONS else []
+        kept = []
         for u in option_tokens:
             o = {field: data.get(f"{p}o-{u}-{field}", "").strip() for field in OPTION_TEXT}
+            # A number's special answers are optional: a row left empty (the one a new
+            # question starts with, kept through a change of kind) is no answer at all.
+            if kind == "number" and not any(o.values()):
+                continue
             o["label"] = o["label"] or o["value"]
             o["exclusive"] = data.get(f"{p}o-{u}-exclusive") == "on"
             q["options"].append(o)
+            kept.append(u)
         spec["questions"].append(q)
-        tokens.append((t, option_tokens))
+        tokens.append((t, kept))
     return spec, tokens
 
 
@@ -177,7 +183,7 @@ def located(errors):
 def cards(spec, tokens, errors):
     """What the template draws: each question with its token, options, located errors,
     the earlier questions a condition may name and the answers it may tick."""
-    by_question, general = {}, []
+    by_question, general, summary = {}, [], []
     for where, texts in errors.items():
         match = PATH.fullmatch(where)
         if where in ("name", "description"):
@@ -194,6 +200,7 @@ def cards(spec, tokens, errors):
     rows = []
     for i, (q, (token, option_tokens)) in enumerate(zip(spec["questions"], tokens)):
         slot = by_question.get(i, {"fields": {}, "options": {}})
+        _summarise(summary, i, q, token, option_tokens, slot)
         earlier = spec["questions"][:i]
         condition = q.get("show_if") or {}
         parent = next((p for p in spec["questions"] if p.get("key") == condition.get("question")),
@@ -211,7 +218,37 @@ def cards(spec, tokens, errors):
             [p.get("key") for p in earlier],
             condition_answers=_answers_of(parent, condition.get("in") or []),
         ))
-    return rows, general
+    return rows, general, summary
+
+
+QUESTION_WORDS = {"key": gettext_lazy("Key"), "kind": gettext_lazy("Kind"),
+                  "level": gettext_lazy("Level"), "text": gettext_lazy("Question"),
+                  "definition": gettext_lazy("Definition"), "min_value": gettext_lazy("Minimum"),
+                  "max_value": gettext_lazy("Maximum"), "unit": gettext_lazy("Unit"),
+                  "options": gettext_lazy("Options"), "show_if": gettext_lazy("Condition")}
+
+
+def _summarise(summary, i, q, token, option_tokens, slot):
+    """Each problem of question i for the list at the top: (anchor, where, message), where
+    names the question by its number and key and the option by its place and value."""
+    name = _("Question %(number)s (%(key)s)") % {"number": i + 1, "key": q.get("key") or "–"}
+    for field, texts in slot["fields"].items():
+        for text in texts:
+            summary.append((f"card-{token}", name, f"{QUESTION_WORDS.get(field, '')}: {text}"
+                            if field in QUESTION_WORDS else text))
+    for k, fields in sorted(slot["options"].items()):
+        if k >= len(option_tokens):
+            continue
+        option = (q.get("options") or [])[k]
+        place = (_("special answer %(n)s") if q.get("kind") == "number" else
+                 _("option %(n)s")) % {"n": k + 1}
+        if option.get("value"):
+            place += f" ({option['value']})"
+        for field, texts in fields.items():
+            for text in texts:
+                summary.append((f"card-{token}-{option_tokens[k]}", f"{name}, {place}",
+                                f"{OPTION_WORDS[field]}: {text}" if field in OPTION_WORDS
+                                else text))
 
 
 # An option's fields as its row names them.
@@ -364,8 +401,9 @@ def codebook_edit(request, slug, codebook_id):
         tokens = fresh_tokens(spec)
         errors, base = {}, revision(spec)
     context["base"] = base
-    rows, general = cards(spec, tokens, errors)
+    rows, general, summary = cards(spec, tokens, errors)
     context.update(spec=spec, rows=rows, general_errors=general, errors=errors,
+                   error_summary=summary,
                    preview=preview_questions(spec),
                    kinds=[(value, KIND_WORDS[value]) for value in Question.Kind.values],
                    levels=[(value, LEVEL_WORDS[value]) for value in Question.Level.values],

@@ -209,6 +209,37 @@ def test_the_editor_page_shows_errors_beside_their_fields_and_saves_nothing(
     assert spec_of(draft)["questions"][1]["key"] == "scope"
 
 
+def test_a_new_number_question_saves_with_its_empty_row_and_errors_name_their_question(
+        alpha, codebook, draft, people, client_for):
+    """Issue 39, finding 4: a new question's empty option row, kept through a change of kind
+    to Number, is no special answer; a problem is listed at the top by question and row."""
+    client = client_for(people["olive"])
+    form = editor_form(spec_of(draft))
+    form["question"].append("q9")
+    form.update({"q-q9-key": "seeds", "q-q9-text": "How many seeds?", "q-q9-kind": "number",
+                 "q-q9-level": "ratio", "q-q9-required": "on", "q-q9-option": ["o0"],
+                 "q-q9-o-o0-value": "", "q-q9-o-o0-label": "", "op": "save"})
+    assert client.post(url(alpha, codebook, "edit/"), form).status_code == 302
+    seeds = spec_of(draft)["questions"][-1]
+    assert (seeds["key"], seeds.get("options") or []) == ("seeds", [])
+    form = editor_form(spec_of(draft))
+    form["q-q0-o-o1-value"] = "Not a value!"
+    form["op"] = "save"
+    refused = client.post(url(alpha, codebook, "edit/"), form)
+    assert refused.status_code == 400
+    top = refused.content.decode().split('id="save-errors"')[1].split("</div>")[0]
+    assert 'href="#card-q0-o1"' in top and "Question 1 (label), option 2" in top
+    assert "Value:" in top
+
+
+def test_the_first_version_needs_no_note(alpha, people):
+    codebook = new_codebook(alpha, people["olive"], "Threads", "thread")
+    save_spec(codebook.versions.get(), people["olive"], {**two_questions("Threads"),
+                                                         "applies_to": "thread"})
+    version, _counts = publish_draft(codebook, people["olive"], "", "switch")
+    assert version.number == 1 and version.note == ""
+
+
 def editor_form(spec):
     """The editor's fields for a spec, as the page draws them (tokens q0…, o0…)."""
     form = {"name": spec["name"], "description": spec.get("description", ""),
