@@ -1,16 +1,23 @@
 """How people are named to whom: coders see pseudonyms of the other members.
 
-Owners and adjudicators see names. A coder sees themself as "you" and everyone else
-by the study's pseudonym (coder_1, adjudicator_1 …, the same ones the export uses),
-unless the owner turned on `Study.coders_see_names`.
+Owners see names, and so do adjudicators unless the owner turned off
+`Study.adjudicators_see_names` (blind adjudication: a decision that cannot lean on who
+answered). A coder sees themself as "you" and everyone else by the study's pseudonym
+(coder_1, adjudicator_1 …, the same ones the export uses), unless the owner turned on
+`Study.coders_see_names`.
 """
 
-from coding.access.roles import CAN_SEE_ALL_CODINGS
 from coding.models import Membership, Role
 
 
 def sees_names(study, roles):
-    return bool(roles & CAN_SEE_ALL_CODINGS) or study.coders_see_names or Role.CODER not in roles
+    if Role.OWNER in roles:
+        return True
+    if Role.ADJUDICATOR in roles and study.adjudicators_see_names:
+        return True
+    if Role.CODER in roles:
+        return study.coders_see_names
+    return Role.ADJUDICATOR not in roles
 
 
 def namer(study, viewer, roles=None):
@@ -20,6 +27,16 @@ def namer(study, viewer, roles=None):
         return lambda user: "you" if user.pk == viewer.pk else user.username
     hidden = pseudonyms(study)
     return lambda user: "you" if user.pk == viewer.pk else hidden.get(user.pk, "someone")
+
+
+def name_for(study, roles):
+    """A function user -> the name a reader holding these roles is shown for them: the
+    username, or the study's pseudonym where names are hidden from the reader. Never
+    "you" (the review pages, lists and the API name everyone alike)."""
+    if sees_names(study, roles):
+        return lambda user: user.username
+    hidden = pseudonyms(study)
+    return lambda user: hidden.get(user.pk, "someone")
 
 
 def member_order(names_hidden):
@@ -46,3 +63,11 @@ def pseudonyms(study):
             counts[membership.role] = counts.get(membership.role, 0) + 1
             names[membership.user_id] = f"{membership.role}_{counts[membership.role]}"
     return names
+
+
+def members_named(study):
+    """[(user, pseudonym)] of the study's members, in the order pseudonyms are numbered."""
+    names = pseudonyms(study)
+    users = {m.user_id: m.user for m in Membership.objects.filter(study=study)
+             .select_related("user")}
+    return [(users[pk], name) for pk, name in names.items()]

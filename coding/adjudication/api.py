@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
+from coding.access.names import name_for
 from coding.access.roles import access_study
 from coding.adjudication import decisions as adjudication
 from coding.labeling.api.coder import as_api_error, groups_payload
@@ -25,12 +26,21 @@ REVIEWERS = {Role.ADJUDICATOR, Role.OWNER}
 
 class DecisionSerializer(serializers.ModelSerializer):
     item = serializers.IntegerField(source="item_id", read_only=True)
-    decided_by = serializers.CharField(source="decided_by.username", default=None, read_only=True)
+    decided_by = serializers.SerializerMethodField(
+        help_text="Who decided, as the reader is shown them (a pseudonym where the study "
+                  "hides names from adjudicators); null for a decision made by the rules.")
 
     class Meta:
         model = Decision
         fields = ["item", "question_key", "revision", "value", "method", "decided_by",
                   "rationale", "decided_at"]
+
+
+    def get_decided_by(self, decision) -> str | None:
+        if decision.decided_by is None:
+            return None
+        name = self.context.get("shown_name")
+        return name(decision.decided_by) if name else decision.decided_by.username
 
 
 class DecideSerializer(serializers.Serializer):
@@ -55,7 +65,9 @@ class DisagreementSerializer(serializers.Serializer):
 
     @extend_schema_field(AnswerGroupSerializer(many=True))
     def get_answers(self, row):
-        return groups_payload(row.groups, lambda coder: coder.username)
+        name = self.context.get("shown_name") or (lambda coder: coder.username)
+        return groups_payload([(value, sorted(group, key=name)) for value, group in row.groups],
+                              name)
 
 
 class KeysetPaging(BasePagination):
@@ -129,11 +141,17 @@ class DisagreementList(generics.ListAPIView):
         from coding.adjudication.views import queue_filters
 
         study = access_study(self.request.user, self.kwargs["slug"], roles=REVIEWERS)
-        filters, _ = queue_filters(self.request)
+        filters, _ = queue_filters(self.request, study)
+        self.shown_name = name_for(study, study.my_roles)
         self.counted = adjudication.disagreement_query(study, **filters)
         # A page function, not rows: the paginator asks for the page it needs.
         return lambda after, limit: adjudication.disagreements(study, after=after, limit=limit,
                                                                **filters)
+
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(),
+                "shown_name": getattr(self, "shown_name", None)}
 
 
 class ItemReview(APIView):
@@ -144,6 +162,7 @@ class ItemReview(APIView):
         item = get_object_or_404(study.items.alive(), pk=item_id)
         record_reads(study, request.user, OthersWorkRead.Kind.REVIEW, [item.pk])
         held = adjudication.gather([item])[item.pk]
+        name = name_for(study, study.my_roles)
 
         def coding(c):
             return {"revision": c.revision, "phase": c.phase, "values": c.values,
@@ -152,10 +171,12 @@ class ItemReview(APIView):
 
         return Response({
             "item": item.pk, "can_decide": adjudication.can_decide(item, request.user),
-            "coders": {coder.username: {"independent": coding(c),
-                                        "latest": coding(held.latest[coder])}
-                       for coder, c in held.independent.items()},
-            "decisions": DecisionSerializer(item.decisions.current(), many=True).data,
+            "coders": {name(coder): {"independent": coding(c),
+                                     "latest": coding(held.latest[coder])}
+                       for coder, c in sorted(held.independent.items(),
+                                              key=lambda pair: name(pair[0]))},
+            "decisions": DecisionSerializer(item.decisions.current(), many=True,
+                                            context={"shown_name": name}).data,
         })
 
     @extend_schema(request=DecideSerializer, responses={201: DecisionSerializer})
@@ -192,9 +213,14 @@ class DecisionList(generics.ListAPIView):
                      [row["item"] for row in page_rows(response.data)])
         return response
 
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(),
+                "shown_name": getattr(self, "shown_name", None)}
+
     def get_queryset(self):
         study = self.study = access_study(self.request.user, self.kwargs["slug"],
                                           roles={*REVIEWERS, Role.VIEWER})
+        self.shown_name = name_for(study, study.my_roles)
         decisions = Decision.objects.filter(item__study=study)
         if self.request.query_params.get("history") not in ("1", "true"):
             decisions = decisions.current()

@@ -14,6 +14,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_safe
 
+from coding.access.names import members_named, name_for, sees_names
 from coding.access.blinding import coder_view, view_for
 from coding.access.roles import access_study
 from coding.adjudication import decisions as adjudication
@@ -31,11 +32,17 @@ PAGE_SIZE = 50
 CODER_STYLES = 4
 
 
-def queue_filters(request):
+def queue_filters(request, study):
+    """The review list's filters from the query string. `coders` are named as the reader
+    is shown them: pseudonyms where the study hides names from them (an unknown name
+    matches nothing)."""
     raw = {name: request.GET.get(name, "").strip() for name in FILTERS}
+    coders = [c.strip() for c in raw["coders"].split(",") if c.strip()] or None
+    if coders and not sees_names(study, study.my_roles):
+        usernames = {pseudonym: user.username for user, pseudonym in members_named(study)}
+        coders = [usernames.get(c, "\x00") for c in coders]
     return {
-        "question": raw["question"] or None,
-        "coders": [c.strip() for c in raw["coders"].split(",") if c.strip()] or None,
+        "question": raw["question"] or None, "coders": coders,
         "category": raw["category"] or None,
         "status": raw["status"] if raw["status"] in ("open", "decided", "all") else "open",
         "order": raw["order"] if raw["order"] in adjudication.ORDERS else "most",
@@ -54,7 +61,8 @@ def counted(rows):
 @require_safe
 def review_queue(request, slug):
     study = access_study(request.user, slug, roles=REVIEWERS)
-    filters, raw = queue_filters(request)
+    filters, raw = queue_filters(request, study)
+    shown_name = name_for(study, study.my_roles)
     after = request.GET.get("after", "")
     try:
         rows = adjudication.disagreements(study, after=after, limit=PAGE_SIZE + 1, **filters)
@@ -68,7 +76,7 @@ def review_queue(request, slug):
     if more:
         kept["after"] = page[-1].token
     return render(request, "coding/review_queue.html", {
-        "study": study, "rows": page, "raw": raw, "filters": filters,
+        "study": study, "rows": page, "raw": raw, "filters": filters, "shown_name": shown_name,
         # Counted up to 10,000, as the disagreements API counts (workbench.paging).
         **counted(adjudication.disagreement_query(study, **filters)),
         "next_query": kept.urlencode() if more else "", "first_page": not after,
@@ -166,7 +174,7 @@ def record_decisions(item, questions, request):
 
 def next_review_url(study, item, request):
     """The next open disagreement in the queue as filtered, or the queue itself."""
-    filters, _ = queue_filters(request)
+    filters, _ = queue_filters(request, study)
     filters["status"] = "open"
     query = request.GET.urlencode()
     rows = adjudication.disagreement_query(study, **filters).exclude(item=item)
@@ -195,7 +203,10 @@ def waits_on(question, decisions, by_key):
 
 def review_context(study, item, questions, errors, request):
     codings = adjudication.gather([item])[item.pk]
-    coders = sorted(codings.independent, key=lambda c: c.username)
+    # In the order of the names this reviewer is shown (pseudonyms where names are hidden:
+    # an order by username would tell them apart).
+    shown_name = name_for(study, study.my_roles)
+    coders = sorted(codings.independent, key=shown_name)
     decisions = {q.key: adjudication.current_decision(item, q.key) for q in questions}
     # After a refused POST the page comes back as the reviewer left it: each choice, the
     # other value typed and the rationale (nothing typed is lost).
@@ -206,7 +217,8 @@ def review_context(study, item, questions, errors, request):
     # only "another value" to choose (adjudication.waiting).
     waits = adjudication.waiting(questions, codings, decisions)
     for question in questions:
-        groups = adjudication.group_answers(codings.independent, question)
+        groups = [(value, sorted(group, key=shown_name))
+                  for value, group in adjudication.group_answers(codings.independent, question)]
         question.answer = others.get(question.key)
         question.answers = question.answer if isinstance(question.answer, list) else [question.answer]
         question.option_values = [o.value for o in question.options.all()]
@@ -253,7 +265,7 @@ def review_context(study, item, questions, errors, request):
                           for row in rows for message in row["errors"]],
         "codebook_translated": translated,
         "can_decide": adjudication.can_decide(item, request.user),
-        "query": request.GET.urlencode(),
+        "query": request.GET.urlencode(), "shown_name": shown_name,
     }
 
 

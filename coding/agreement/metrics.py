@@ -114,8 +114,9 @@ def measure(variable, n_boot=1000, seed=0):
     result["confusion"] = None if v.is_sets else _table(v.labels, v.codes, _pairs)
     result["coder_pairs"] = _coder_pairs(v)
     result["against_decisions"] = _against_decisions(v)
-    result["drift"] = _drift(v, seed)
-    result["drift_calendar"] = _drift_calendar(v, seed)
+    overall = result["alpha"]["value"] if result["alpha"] else None
+    result["drift"] = _drift(v, seed, overall)
+    result["drift_calendar"] = _drift_calendar(v, seed, overall)
     return result
 
 
@@ -419,9 +420,10 @@ FLAG_UNITS = 10  # fewer units than this: too few to flag anyone on
 # The rules are stored in English with the report (the API's words); the page says them
 # in the reader's language with rule_words.
 _FLAG = gettext_noop(
-    "A coder is flagged where the lower bound of that alpha's 95%% interval (%(resamples)s "
-    "resamples of the window's units; none for multiple choice) falls below .667 on "
-    "%(units)s or more units.")
+    "A coder is flagged in a window of %(units)s or more units where that alpha's 95%% "
+    "interval (%(resamples)s resamples of the window's units; none for multiple choice) lies "
+    "wholly below the question's alpha over all coders and its lower bound below .667: a "
+    "window no worse than the rest, or too small to tell, is never flagged.")
 _AGAINST = gettext_noop(
     "alpha of the coder's value against the others' value, on the units the coder coded in "
     "that window where the other coders who coded the unit gave one value between them "
@@ -462,17 +464,18 @@ def rule_words(drift):
 DRIFT_RULE = drift_rule()
 
 
-def _drift(v, seed):
+def _drift(v, seed, overall=None):
     """Batches of codings: {windows, coders: [{coder, flagged, points: [{window, units,
     percent_agreement, alpha, low, high, flag}]}], rule}; None without windows."""
     if v.coding_ids is None or not v.windows or len(v.coders) < 2:
         return None
     bounds = [(w["first_id"], w["last_id"] + 1) for w in v.windows]
-    return {"windows": v.windows, "coders": _drift_coders(v, v.coding_ids, bounds, seed),
+    return {"windows": v.windows,
+            "coders": _drift_coders(v, v.coding_ids, bounds, seed, overall),
             "rule": DRIFT_RULE}
 
 
-def _drift_calendar(v, seed):
+def _drift_calendar(v, seed, overall=None):
     """Calendar windows (day, week or month): as _drift, with the window's unit."""
     if v.submitted is None or not v.calendar or len(v.coders) < 2:
         return None
@@ -480,14 +483,16 @@ def _drift_calendar(v, seed):
     bounds = [(w["start"], w["end"]) for w in windows]
     unit = v.calendar["unit"]
     return {"unit": unit, "windows": windows,
-            "coders": _drift_coders(v, v.submitted, bounds, seed),
+            "coders": _drift_coders(v, v.submitted, bounds, seed, overall),
             "rule": drift_rule(unit)}
 
 
-def _drift_coders(v, when, bounds, seed):
+def _drift_coders(v, when, bounds, seed, overall=None):
     """Per coder, one point per window [start, end) of `when` (a coding's id or time):
     the coder's values against the others' agreed value (_against_others), every
-    window's interval from one set of unit patterns (bootstrap.subset_intervals)."""
+    window's interval from one set of unit patterns (bootstrap.subset_intervals). A point
+    is flagged only where its interval lies below `overall` (the question's alpha over all
+    coders) and its lower bound below .667 (_FLAG)."""
     coders = []
     for i, coder in enumerate(v.coders):
         pair = _against_others(v.codes, i)
@@ -506,10 +511,15 @@ def _drift_coders(v, when, bounds, seed):
             points.append({"window": w, "units": count,
                            "percent_agreement": float(alike[w] / units[w]),
                            "alpha": alpha, "low": low, "high": high,
-                           "flag": low is not None and low < TENTATIVE and count >= FLAG_UNITS})
+                           "flag": _flagged(low, high, overall, count)})
         coders.append({"coder": coder, "points": points,
                        "flagged": any(p["flag"] for p in points)})
     return coders
+
+
+def _flagged(low, high, overall, units):
+    return (low is not None and high is not None and overall is not None
+            and units >= FLAG_UNITS and low < TENTATIVE and high < overall)
 
 
 def _window_of(when, bounds):

@@ -669,7 +669,7 @@ def _book_charts(book, history):
 
 def _drift_section(questions, kind, chart):
     """One drift table and its charts on the page: the questions with this kind of drift."""
-    shown = [{"key": q["key"], "drift": q[kind], "chart": q[chart]}
+    shown = [{"key": q["key"], "text": q.get("text", ""), "drift": q[kind], "chart": q[chart]}
              for q in questions if q[chart]]
     first = shown[0]["drift"] if shown else {}
     return {"kind": "batch" if kind == "drift" else "calendar", "questions": shown,

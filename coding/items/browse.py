@@ -229,10 +229,11 @@ def state_words(item):
     return ", ".join(parts)
 
 
-def filter_choices(study):
-    """The coders and the latest import runs to filter by: two small queries."""
-    coders = list(Membership.objects.filter(study=study, role=Role.CODER)
-                  .select_related("user").order_by("user__username")
-                  .values_list("user_id", "user__username").distinct())
+def filter_choices(study, name):
+    """The coders ([(user id, the name `name` gives them)], in that name's order) and the
+    latest import runs to filter by: two small queries."""
+    users = {m.user_id: m.user for m in Membership.objects.filter(study=study, role=Role.CODER)
+             .select_related("user")}
+    coders = sorted(((pk, name(user)) for pk, user in users.items()), key=lambda c: c[1])
     runs = list(ImportRun.objects.filter(study=study).order_by("-pk")[:50])
     return coders, runs

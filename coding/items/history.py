@@ -6,7 +6,7 @@ Names are the ones the reader is shown (coding.access.names.namer): owners and
 adjudicators see names unless the study shows coders to its adjudicators by pseudonym.
 """
 
-from coding.access.names import namer
+from coding.access.names import name_for
 from coding.adjudication.decisions import answer
 from coding.items.browse import row_states
 from coding.items.curate import ACTIONS
@@ -24,7 +24,7 @@ def history(study, item, viewer, roles=None):
     """{"item", "assignments", "codings", "decisions", "changes", "questions"} of one item,
     its state set as the list shows it."""
     row_states(study, [item])
-    name = namer(study, viewer, roles)
+    name = name_for(study, study.roles_of(viewer) if roles is None else roles)
     assignments = list(Assignment.objects.filter(item=item).select_related("coder")
                        .order_by("created_at", "pk"))
     codings = list(Coding.objects.filter(assignment__item=item)

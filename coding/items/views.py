@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_safe
 
+from coding.access.names import name_for
 from coding.access.roles import CAN_SEE_ALL_CODINGS, access_study
 from coding.items import browse, curate
 from coding.items.history import history
@@ -51,7 +52,7 @@ def item_list(request, slug):
     after = _after(request.GET.get("after"))
     rows, next_after = browse.page_of(study, filters, after)
     record_reads(study, request.user, OthersWorkRead.Kind.ITEMS, [i.pk for i in rows])
-    coders, runs = browse.filter_choices(study)
+    coders, runs = browse.filter_choices(study, name_for(study, study.my_roles))
     query = QueryDict(mutable=True)
     query.update(filters.as_params())
     return render(request, "coding/item_list.html", {

@@ -89,6 +89,11 @@ class Study(models.Model):
         default=False, help_text=_("Show coders other members' names; by default they see "
         "pseudonyms (coder_1, adjudicator_1 …)."),
     )
+    adjudicators_see_names = models.BooleanField(
+        default=True, help_text=_("Show adjudicators the coders' names; off, they see the "
+        "coders by pseudonym (coder_1 …) on the review pages and lists, so a decision "
+        "cannot lean on who answered."),
+    )
     lease_minutes = models.PositiveSmallIntegerField(
         default=30, validators=[MinValueValidator(1), MaxValueValidator(24 * 60)],
         help_text=_("An item reserved for a coder returns to the pool after this long idle."),

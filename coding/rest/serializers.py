@@ -15,8 +15,8 @@ class StudySerializer(serializers.ModelSerializer):
         fields = ["slug", "name", "description", "overlap", "lease_minutes", "blinded_fields",
                   "blind_authors", "adjudicators_see_blinded", "allow_self_adjudication",
                   "coders_hold_other_roles", "discussion_step", "show_feedback",
-                  "feedback_shows_reasons", "coders_see_names", "calibration_threshold",
-                  "reliability_sample", "created_at", "archived_at", "my_roles"]
+                  "feedback_shows_reasons", "coders_see_names", "adjudicators_see_names",
+                  "calibration_threshold", "reliability_sample", "created_at", "archived_at", "my_roles"]
         read_only_fields = ["slug", "created_at", "reliability_sample", "archived_at"]
         extra_kwargs = {"archived_at": {"help_text": "When an owner archived the study (closed "
                                                      "to new work); null while it is live."}}

@@ -16,7 +16,7 @@ class StudySettingsForm(forms.ModelForm):
         fields = ["name", "description", "overlap", "lease_minutes", "blinded_fields",
                   "blind_authors", "adjudicators_see_blinded", "allow_self_adjudication",
                   "coders_hold_other_roles", "discussion_step", "show_feedback", "feedback_shows_reasons", "coders_see_names",
-                  "calibration_threshold"]
+                  "adjudicators_see_names", "calibration_threshold"]
         widgets = {"description": forms.Textarea(attrs={"rows": 4})}
         labels = {
             "name": _("Name"), "description": _("Description"), "overlap": _("Overlap"),
@@ -27,6 +27,7 @@ class StudySettingsForm(forms.ModelForm):
             "discussion_step": _("Discussion step"), "show_feedback": _("Show feedback"),
             "feedback_shows_reasons": _("Feedback shows reasons"),
             "coders_see_names": _("Coders see names"),
+            "adjudicators_see_names": _("Adjudicators see names"),
             "calibration_threshold": _("Calibration threshold"),
         }
 

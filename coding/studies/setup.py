@@ -34,7 +34,8 @@ from coding.studies import presets
 COPIED_SETTINGS = [
     "overlap", "lease_minutes", "blinded_fields", "blind_authors", "adjudicators_see_blinded",
     "allow_self_adjudication", "coders_hold_other_roles", "discussion_step", "show_feedback",
-    "feedback_shows_reasons", "coders_see_names", "calibration_threshold",
+    "feedback_shows_reasons", "coders_see_names", "adjudicators_see_names",
+    "calibration_threshold",
 ]
 # What an owner may change after creation, through the settings page or PATCH.
 EDITABLE = ["name", "description", *COPIED_SETTINGS]
@@ -430,6 +431,7 @@ DETAIL_WORDS = {
     "show_feedback": pgettext_lazy("audit detail", "show feedback"),
     "feedback_shows_reasons": pgettext_lazy("audit detail", "feedback shows reasons"),
     "coders_see_names": pgettext_lazy("audit detail", "coders see names"),
+    "adjudicators_see_names": pgettext_lazy("audit detail", "adjudicators see names"),
     "calibration_threshold": pgettext_lazy("audit detail", "calibration threshold"),
     "applies_to": pgettext_lazy("audit detail", "applies to"),
     "note": pgettext_lazy("audit detail", "note"),

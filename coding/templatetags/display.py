@@ -111,3 +111,13 @@ def person(user):
     if not name or name == user.username:
         return user.username
     return format_html('{} <span class="muted">({})</span>', name, user.username)
+
+
+@register.simple_tag(takes_context=True)
+def name_of(context, user):
+    """A member as this reader is shown them: the view's `shown_name` (coding.access.names.
+    namer: a pseudonym where the study hides names from the reader), else the username."""
+    if user is None:
+        return ""
+    shown = context.get("shown_name")
+    return shown(user) if callable(shown) else user.username

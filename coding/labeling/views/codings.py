@@ -7,6 +7,7 @@ from django.http import QueryDict
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from coding.access.names import name_for
 from coding.access.roles import CAN_SEE_ALL_CODINGS, access_study
 from coding.items import browse
 from coding.items.history import answers
@@ -26,6 +27,7 @@ def coding_list(request, slug):
     the first does; the count stops at 10,000 (workbench.paging.bounded_count)."""
     study = access_study(request.user, slug, roles={Role.CODER, *CAN_SEE_ALL_CODINGS})
     sees_all = bool(study.my_roles & CAN_SEE_ALL_CODINGS)
+    shown_name = name_for(study, study.my_roles)
     codings = Coding.objects.visible_to(request.user, study)
     # Filters: text in the item's key or title; for owners and adjudicators, one coder.
     q = (request.GET.get("q") or "").replace("\x00", "").strip()[:200]
@@ -61,7 +63,8 @@ def coding_list(request, slug):
         "count_shown": f"{count if count_exact else count - 1:,}",
         "next_token": make_token(CODINGS_ORDER, page[CODINGS_PER_PAGE - 1]) if more else "",
         "sees_all": sees_all, "q": q, "coder": coder, "query": query.urlencode(),
-        "coders": browse.filter_choices(study)[0] if sees_all else [],
+        "coders": browse.filter_choices(study, shown_name)[0] if sees_all else [],
+        "shown_name": shown_name,
     })
 
 

@@ -433,6 +433,23 @@ def test_drift_flags_a_coder_whose_agreement_falls_in_later_batches(alpha, peopl
     assert late["percent_agreement"] == 0.0 and late["flag"] and late["alpha"] < 0
 
 
+def test_drift_does_not_flag_coders_who_agree_as_well_as_the_rest(alpha, people):
+    """Issue 39, finding 5: the same 40 papers, the coders agreeing on all but two of the
+    late batch. The late window's lower bound falls below .667 (20 units give a wide
+    interval), but the interval reaches the question's alpha over all coders: no flag."""
+    papers = alpha.papers + [factories.paper_item(alpha, alpha.paper_codebook, n)
+                             for n in range(3, 40)]
+    for n, paper in enumerate(papers):
+        answer = "yes" if n % 2 else "no"
+        other = {"yes": "no", "no": "yes"}[answer] if n in (25, 32) else answer
+        factories.code(paper, people["cora"], code_released=answer)
+        factories.code(paper, people["cyril"], code_released=other)
+    found = question(study_report(alpha, n_boot=50), "code_released")
+    late = next(c for c in found["drift"]["coders"] if c["coder"] == "cyril")["points"][1]
+    assert late["low"] < 0.667 <= found["alpha"]["value"] <= late["high"]
+    assert not any(c["flagged"] for c in found["drift"]["coders"])
+
+
 def three_coders_over_five_weeks(alpha, people, drifting_from_week):
     """60 papers, 12 a week over five weeks from Monday 5 January 2026, each coded by
     cora, cyril and dana; cyril answers the opposite of the other two from the given

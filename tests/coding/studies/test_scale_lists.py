@@ -180,7 +180,7 @@ def older_link(html):
 
 
 def row_keys(html):
-    return re.findall(r"<td><code>([^<]+)</code>", html)
+    return re.findall(r"<td><a href=\"[^\"]+\"><code>([^<]+)</code>", html)
 
 
 def test_the_codings_page_walks_newest_first_by_keyset_while_codings_arrive(
