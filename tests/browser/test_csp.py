@@ -104,3 +104,24 @@ def test_api_docs_and_admin_work_under_the_policy(demo, watched, log_in, live_se
         page.goto(f"{live_server.url}{path}")
         page.wait_for_selector("#content")
         page.check()
+
+
+def test_an_editor_session_runs_under_the_policy(demo, watched, log_in, live_server):
+    """Issue 39, finding 5: an editor session (a new codebook, questions added, a kind
+    changed, an option moved, the preview redrawn, saved) refuses no style or script."""
+    from tests.browser.editor import add_question, start_draft
+
+    page = log_in("owner", DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/studies/{DEMO_SLUG}/codebooks/")
+    start_draft(page, "Session codebook")
+    add_question(page, 0, "label", "Main contribution?",
+                 options=[("method", "A method"), ("analysis", "An analysis")])
+    # Kind changed to Number: the level follows (numbers are not nominal), the empty row
+    # a new question starts with is no special answer, and the save goes through.
+    add_question(page, 1, "seeds", "How many seeds?", kind="number")
+    page.locator("#q-n0-text").focus()
+    page.keyboard.press("Alt+ArrowDown")  # moves the first question below the second
+    page.wait_for_load_state("networkidle")
+    page.get_by_role("button", name="Save draft").click()
+    page.wait_for_selector("#saved")
+    page.check()

@@ -67,6 +67,10 @@ def parse_form(data):
                  max_value=_number(data.get(p + "max_value", "")), show_if=None, options=[])
         if kind != "number":  # hidden for other kinds, so never sent on
             q.update(min_value=None, max_value=None, unit="")
+        elif q["level"] == "nominal":
+            # A kind changed to Number keeps no nominal level (numbers are not categories):
+            # the kind's own default, which the owner may change.
+            q["level"] = default_level(kind)
         parent = data.get(p + "show_if_question", "")
         if parent:
             q["show_if"] = {"question": parent, "in": data.getlist(p + "show_if_in")}
