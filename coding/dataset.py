@@ -1,7 +1,10 @@
 """Load an exported bundle into pandas with the dtypes its data dictionary describes.
 
-    from coding.dataset import load
+    from load import load   # this file, as every bundle carries it (load.py)
     tables = load("study-12-wide-long.zip")   # {table name: DataFrame}
+
+Inside the workbench it is `coding.dataset.load`. It imports nothing but the standard
+library and pandas (with pyarrow for Parquet), so it runs wherever the bundle goes.
 
 Integers and numbers become nullable Int64 / Float64, booleans nullable boolean,
 datetimes UTC timestamps, and columns with categories pandas categoricals in
@@ -42,6 +45,9 @@ def _read(bundle, resource):
         for f in fields:
             if f["type"] == "string":
                 frame[f["name"]] = frame[f["name"]].str.replace(r"^'", "", n=1, regex=True)
+            # A key that reads as a number carries a prefix in CSV alone (arXiv:2501.90100).
+            if f.get("csvTextPrefix"):
+                frame[f["name"]] = frame[f["name"]].str.removeprefix(f["csvTextPrefix"])
     else:
         rows = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line]
         frame = pd.DataFrame(rows, columns=[f["name"] for f in fields])

@@ -149,7 +149,10 @@ def build_bundle(study, out_path, *, shapes, fmt, include_mapping=False, report=
             readme(study, shapes, fmt, include_mapping, resources,
                    blinding_note(study, roles, shapes, withheld), facts(), roles),
             encoding="utf-8")
-        files |= {"datapackage.json", "README.md"}
+        # The loader travels with the data: coding.dataset's own source, which needs only
+        # pandas and pyarrow (read as a file: the export layer never imports it).
+        (tmp / "load.py").write_bytes(LOADER.read_bytes())
+        files |= {"datapackage.json", "README.md", "load.py"}
         sums = "".join(f"{sha256(tmp / f)}  {f}\n" for f in sorted(files))
         (tmp / "SHA256SUMS").write_text(sums, encoding="utf-8")
         partial = out_path.with_suffix(".partial")
@@ -372,13 +375,21 @@ def readme(study, shapes, fmt, include_mapping, resources, blinding=(), facts=No
         "## Not applicable and missing", "", STATUS_NOTE, "",
         *(["## Opening in a spreadsheet", "", FORMULA_NOTE, ""] if fmt == "csv" else []),
         "## Loading", "",
-        "```python", "from coding.dataset import load", "tables = load('this-bundle.zip')",
+        "load.py, in this bundle, reads it into pandas with the types datapackage.json gives "
+        "(categories in codebook order, nullable integers, UTC timestamps). It needs only "
+        "pandas and pyarrow, not the workbench:", "",
+        "```python", "from load import load", "tables = load('this-bundle.zip')",
         "tables['long'].head()", "```", "",
+        *(["In CSV, an arXiv identifier that reads as a number is written arXiv:2501.90100, "
+           "so that plain pandas.read_csv, R and spreadsheets keep it as text; load.py gives "
+           "it back bare.", ""] if fmt == "csv" else []),
         f"Written by coding-workbench {package_version('coding-workbench')} "
         f"with pyarrow {package_version('pyarrow')}.", "",
     ]
     return "\n".join(lines)
 
+
+LOADER = Path(__file__).resolve().parents[1] / "dataset.py"
 
 # Stored as they are in the zip: their pages are compressed already (zstd), and deflating
 # them again took about 0.75 s of CPU at 100k items to save 5% of the bundle's size.

@@ -57,9 +57,23 @@ def s(name, description, **kwargs):
     return Field(name, "string", description, **kwargs)
 
 
+# In CSV, a text that reads as a number is read as one by pandas, R and spreadsheets
+# (2501.90100 becomes 2501.901). A document key that would is written with this prefix
+# in CSV alone, the form arXiv itself gives for citing; coding.dataset.load (load.py in
+# every bundle) takes it off, so every format loads the same.
+KEY_PREFIX = "arXiv:"
+
+
+def key_field(description):
+    return s("document_key", description + " In CSV an arXiv identifier that reads as a "
+             "number is written arXiv:2501.90100, so that pandas, R and spreadsheets read "
+             "the column as text; load.py gives it back bare, as Parquet and JSON Lines "
+             "have it.", extra={"csvTextPrefix": KEY_PREFIX})
+
+
 ITEM_FIELDS = [
     Field("item_id", "integer", "The item's id in the study."),
-    s("document_key", "arXiv identifier without version, or owner/repo#number."),
+    key_field("arXiv identifier without version, or owner/repo#number."),
     s("kind", "paper or thread.", categories=("paper", "thread")),
     s("source", "Where the document was imported from (arxiv, github, demo …)."),
     s("title", "Title as imported (untrusted text, stored as received)."),
@@ -162,7 +176,7 @@ def item_fields(withheld):
 
 LONG_FIELDS = [
     Field("item_id", "integer", "The item's id in the study."),
-    s("document_key", "arXiv identifier or owner/repo#number."),
+    key_field("arXiv identifier or owner/repo#number."),
     s("coder", "Pseudonymous coder (coder_1, coder_2 …, stable within the study)."),
     s("round", "calibration or main.", categories=("calibration", "main")),
     Field("codebook_version", "integer", "Codebook version the coding answered."),
@@ -195,7 +209,7 @@ LONG_FIELDS = [
 
 DECISION_FIELDS = [
     Field("item_id", "integer", "The item's id in the study."),
-    s("document_key", "arXiv identifier or owner/repo#number."),
+    key_field("arXiv identifier or owner/repo#number."),
     s("question", "Question key."),
     Field("revision", "integer", "1 for the first decision; every revision is kept."),
     Field("current", "boolean", "This revision is the final value now."),
@@ -216,7 +230,7 @@ DECISION_FIELDS = [
 # A coding revision's own columns, first in the evidence and notes tables as in long.
 _REVISION = [
     Field("item_id", "integer", "The item's id in the study."),
-    s("document_key", "arXiv identifier or owner/repo#number."),
+    key_field("arXiv identifier or owner/repo#number."),
     s("coder", "Pseudonymous coder (coder_1, coder_2 …, stable within the study)."),
     s("round", "calibration or main.", categories=("calibration", "main")),
     Field("revision", "integer", "The coding revision (as in long): 1 for the first submission."),
@@ -247,7 +261,7 @@ def wide_fields(version):
     """One row per item: the final value of each question of this codebook version."""
     fields = [
         Field("item_id", "integer", "The item's id in the study."),
-        s("document_key", "arXiv identifier or owner/repo#number."),
+        key_field("arXiv identifier or owner/repo#number."),
         s("round", "calibration or main.", categories=("calibration", "main")),
         Field("in_reliability_sample", "boolean", "Coded by the study's overlap of coders."),
     ]

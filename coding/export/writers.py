@@ -126,14 +126,23 @@ def json_cell(value, kind):
     return value
 
 
+def csv_column(values, field):
+    """A column's CSV cells; a field with `csvTextPrefix` (a document key) writes it before
+    a value that would read as a number (coding.export.fields.KEY_PREFIX)."""
+    cells = [text_cell(value, field.type) for value in values]
+    prefix = field.extra.get("csvTextPrefix")
+    if prefix:
+        cells = [prefix + cell if NUMBER.fullmatch(cell) else cell for cell in cells]
+    return cells
+
+
 def write_csv(path, fields, rows, on_batch=None):
     count = 0
     with open(path, "w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow([f.name for f in fields])
         for columns, size in column_batches(rows, fields, BATCH):
-            writer.writerows(zip(*([text_cell(value, f.type) for value in columns[f.name]]
-                                   for f in fields)))
+            writer.writerows(zip(*(csv_column(columns[f.name], f) for f in fields)))
             count += size
             on_batch and on_batch(size)
     return count

@@ -17,7 +17,11 @@ formulas (issue 36; no demo cell needed the guard), and the wide tables' status 
 for items still being coded, apart from undecided (issue 35), and the text of four AReaL
 threads whose Dr. GRPO option is now written as the value it is, `adv_norm.std_level: none`
 (issue 40), and the inclusion table a source column saying where inclusion came from
-(issue 40); nothing else moved. Every member of the zip is pinned but
+(issue 40), and (issue 39) the bundle its own load.py, the README its loading lines, the
+CSV its arXiv keys written arXiv:2599.00001 so plain pandas keeps them text (with the
+data dictionary saying so), and the reliability table's drift flags the rule that flags
+only a window whose interval lies below the question's alpha (the demo's coders agree:
+its 20 flags are gone, no other cell moved); nothing else moved. Every member of the zip is pinned but
 what names the installed libraries (the README's "Written by" line; Parquet files
 stand in by their tables' schema and rows, whose bytes carry pyarrow's version).
 
@@ -38,9 +42,9 @@ import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[3]
 PINNED = {
-    "csv": "840294055bf1e16a192d7e385836a0f3a6b59258c4c4d8e6ed510a43603f7093",
-    "jsonl": "77534e01d40ab1c60e9e9c59e9fd8f9e087a117bc99fa8aa8e650bdc2942671e",
-    "parquet": "01af30a9f569c824ad09cb5b8047d5582f6d1809f16cc2f2470d28df89bb7df8",
+    "csv": "b37a8a9949bf4b17d95e680edfad938a9a69dd92bddde8d023067bddc0066ae5",
+    "jsonl": "bf118b9afa499dc165a5a2146b53b2cc2c417140105ded40db340b152dec07b4",
+    "parquet": "07e23b7bae7af5cce44c7e0af25400cd2fb020b2589e119ea4ae97d4b0a54a51",
 }
 LOAD_FROZEN = """
 import os, django
