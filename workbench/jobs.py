@@ -132,10 +132,12 @@ def public_error(job, exc):
     if isinstance(exc, JobError):
         return str(exc)
     if _user_facing and isinstance(exc, _user_facing):
-        return f"{type(exc).__name__}: {exc}"
+        # Written for the reader as it is: no class name of ours in front of it.
+        message = str(exc)
+        return message[:1].upper() + message[1:]
     what = KIND_LABELS.get(job.kind, f"The {job.kind} job")
-    return (f"{what} failed ({type(exc).__name__}) — the details are in the server log "
-            f"under job {job.pk}.")
+    return (f"{what} failed on the server; the details are in the server log under job "
+            f"{job.pk}.")
 
 
 def server_folders():

@@ -1003,7 +1003,7 @@ def test_the_import_api_reports_a_hostile_upload_on_its_job(alpha, people, clien
     job = Job.objects.get(pk=response.json()["id"])
     job.refresh_from_db()
     assert job.status == Job.Status.FAILED  # strict: stopped at the first bad record
-    assert job.error.startswith("StrictModeError: stopped at the first bad record: ")
+    assert job.error.startswith("Stopped at the first bad record: ")
     saved = next(uploads.rglob("hostile*"))
     data = assert_job_shows(olive, job, saved, expect.where, message)
     assert data["status"] == "failed" and message in data["error"] and saved.name in data["error"]

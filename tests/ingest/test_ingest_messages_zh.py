@@ -140,7 +140,7 @@ def test_the_ingest_job_writes_in_the_language_its_params_name(people):
         "format": "arxiv_snapshot_file", "path": str(SNAPSHOT_BAD), "strict": True})
     jobs.run(job.pk)
     job.refresh_from_db()
-    assert job.error.startswith("StrictModeError: stopped at the first bad record: "
+    assert job.error.startswith("Stopped at the first bad record: "
                                 "snapshot_bad.jsonl line 2: malformed JSON")
 
 

@@ -60,7 +60,7 @@ def test_a_failure_quoting_a_value_shows_only_its_kind_and_the_job(db, people, c
         jobs.run(job.pk)
     job.refresh_from_db()
     assert job.status == Job.Status.FAILED
-    assert job.error == ("The leaky job failed (TypeError) — the details are in the server log "
+    assert job.error == ("The leaky job failed on the server; the details are in the server log "
                          f"under job {job.pk}.")
     for where, body in shown(client_for(people["olive"]), job).items():
         assert MARKER not in body and str(settings.VAR_DIR) not in body, where
@@ -89,7 +89,7 @@ def test_an_export_failing_on_a_blinded_value_keeps_it_in_the_server_log(
                            content_type="application/json")
     job = Job.objects.get(pk=started.json()["id"])
     assert job.status == Job.Status.FAILED
-    assert job.error == (f"Export failed (ArrowTypeError) — the details are in the server log "
+    assert job.error == (f"Export failed on the server; the details are in the server log "
                          f"under job {job.pk}.")
     for where, body in shown(ada, job).items():
         assert MARKER not in body, where
@@ -121,7 +121,7 @@ def test_a_strict_import_still_says_which_record_stopped_it(db, tmp_path, people
     jobs.run(job.pk)
     job.refresh_from_db()
     assert job.status == Job.Status.FAILED
-    assert job.error.startswith("StrictModeError: stopped at the first bad record: ")
+    assert job.error.startswith("Stopped at the first bad record: ")
     assert "line 2" in job.error
 
 
@@ -167,4 +167,4 @@ def test_the_api_names_an_uploaded_file_by_its_name_only(db, people, client_for)
 def test_every_kind_fails_with_a_message_naming_it(db, kind):
     job = Job.objects.create(kind=kind)
     message = jobs.public_error(job, KeyError(MARKER))
-    assert MARKER not in message and f"job {job.pk}" in message and "(KeyError)" in message
+    assert MARKER not in message and f"job {job.pk}" in message and "KeyError" not in message

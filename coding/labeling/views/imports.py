@@ -18,6 +18,7 @@ from coding.access.roles import access_study
 from coding.labeling import pool
 from coding.models import ImportRun, Item, Role
 from ingest.imports import FILE_FORMATS, LIVE_FORMATS, check_params
+from ingest.samples import NOTES, SAMPLES
 from workbench import jobs, storage
 
 FORMAT_LABELS = {
@@ -241,5 +242,6 @@ def import_page(request, slug):
     unpoolable, unpoolable_words = unpoolable_formats(study)
     return render(request, "coding/import.html", {
         "study": study, "form": form, "flow": flow, "rules": pool.RULES,
+        "samples": [(fmt, FORMAT_LABELS[fmt], text, NOTES[fmt]) for fmt, text in SAMPLES.items()],
         "unpoolable": unpoolable, "unpoolable_words": unpoolable_words,
     })
