@@ -95,7 +95,9 @@ def test_the_adjudicators_pages_pass_axe(demo, open_as, live_server, language):
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_the_owners_pages_pass_axe(demo, open_as, live_server, language):
     page = open_as("owner", language)
-    for name, path in [("study", ""), ("settings", "settings/"), ("import", "import/")]:
+    for name, path in [("study", ""), ("settings", "settings/"), ("import", "import/"),
+                       ("items", "items/"), ("item", "items/1/"), ("codings", "codings/"),
+                       ("queue", "queue/")]:
         page.goto(f"{live_server.url}/studies/{DEMO_SLUG}/{path}")
         assert serious_violations(page, f"owner-{name}-{language}") == [], name
 
