@@ -32,7 +32,7 @@ def alpha_bars(questions):
         y = top + i * ROW
         mid = y + ROW / 2
         bar = {"top": y + 5, "mid": mid, "tip_top": mid - 5, "tip_bottom": mid + 5,
-               "label": q["key"], "verdict": alpha["verdict"],
+               "label": q.get("text") or q["key"], "key": q["key"], "verdict": alpha["verdict"],
                "text_x": LABEL_WIDTH + PLOT_WIDTH + 8, "x0": x(max(start, 0.0))}
         bar["undefined_x"] = bar["x0"] + 6
         if alpha["value"] is None:

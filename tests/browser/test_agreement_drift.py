@@ -32,3 +32,9 @@ def test_weekly_drift_chart_rings_the_coder_who_moved(alpha, people, page, log_i
     chart.scroll_into_view_if_needed()
     shot = os.environ.get("DRIFT_SCREENSHOT") or str(tmp_path / "drift.png")
     page.screenshot(path=shot, full_page=False)
+    # Issue 39, finding 5: the chart has a visible title naming its question, and the
+    # figures table fits its box at this width (nothing cut off on the right).
+    assert page.locator("figure.drift-chart figcaption", has_text="Code released?").count() >= 1
+    fits = page.evaluate("""() => [...document.querySelectorAll('table.figures')].map(
+        (t) => t.parentElement.scrollWidth <= t.parentElement.clientWidth)""")
+    assert fits and all(fits)
