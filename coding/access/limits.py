@@ -7,6 +7,8 @@ with the field named (a 400); nothing is cut short silently.
 import json
 import re
 
+from django.utils.translation import gettext
+
 NOTES_MAX_CHARS = 20_000
 TEXT_ANSWER_MAX_CHARS = 5_000
 EVIDENCE_MAX_QUOTES = 100
@@ -26,24 +28,26 @@ BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 def too_long(text, limit, what):
     """An error message when text is over its limit, else None."""
     if isinstance(text, str) and len(text) > limit:
-        return f"{what} is {len(text):,} characters; at most {limit:,} are kept"
+        return gettext("%(what)s is %(length)s characters; at most %(limit)s are kept") % {
+            "what": what, "length": f"{len(text):,}", "limit": f"{limit:,}"}
     return None
 
 
 def check_notes(notes):
-    return too_long(notes, NOTES_MAX_CHARS, "the note")
+    return too_long(notes, NOTES_MAX_CHARS, gettext("the note"))
 
 
 def check_quote_count(evidence):
     if len(evidence) > EVIDENCE_MAX_QUOTES:
-        return f"{len(evidence):,} quotes; at most {EVIDENCE_MAX_QUOTES} per item"
+        return gettext("%(count)s quotes; at most %(limit)s per item") % {
+            "count": f"{len(evidence):,}", "limit": EVIDENCE_MAX_QUOTES}
     return None
 
 
 def check_key(key):
     """Why a key someone sent cannot name a question, or None."""
     if BIDI_CONTROLS.search(key):
-        return "contains a Unicode direction control"
+        return gettext("contains a Unicode direction control")
     return None
 
 
@@ -52,7 +56,8 @@ def check_draft(draft):
     errors = {}
     size = len(json.dumps(draft, ensure_ascii=False, default=str).encode())
     if size > DRAFT_MAX_BYTES:
-        errors["draft"] = f"the draft is {size:,} bytes; at most {DRAFT_MAX_BYTES:,} are kept"
+        errors["draft"] = gettext("the draft is %(size)s bytes; at most %(limit)s are kept") % {
+            "size": f"{size:,}", "limit": f"{DRAFT_MAX_BYTES:,}"}
     if not isinstance(draft, dict):
         return errors
     if problem := check_notes(draft.get("notes")):
@@ -64,5 +69,5 @@ def check_draft(draft):
     if isinstance(values, dict):
         bad = [key for key in values if isinstance(key, str) and check_key(key)]
         if bad:
-            errors["values"] = "an answer's key contains a Unicode direction control"
+            errors["values"] = gettext("an answer's key contains a Unicode direction control")
     return errors

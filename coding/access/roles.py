@@ -22,7 +22,7 @@ def access_study(user, slug, roles=None):
     """
     study = Study.objects.visible_to(user).filter(slug=slug).first()
     if study is None:
-        raise Http404("No such study.")
+        raise Http404(_("No such study."))
     study.my_roles = study.roles_of(user)
     if roles and not study.my_roles & set(roles):
         raise PermissionDenied(_("This needs the role %(roles)s in %(study)s.") % {
@@ -50,7 +50,7 @@ def access_assignment(user, study, pk):
     and the item's study is the `study` given, which the caller has just read."""
     row = _ASSIGNMENT.first(pk=pk, study=study.pk, coder=user.pk)
     if row is None:
-        raise Http404("No such assignment.")
+        raise Http404(_("No such assignment."))
     parts = iter(_PARTS)
     assignment = _part(row, next(parts))
     item = assignment.item = _part(row, next(parts))

@@ -3,6 +3,7 @@
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
@@ -82,11 +83,11 @@ class KeysetPaging(BasePagination):
             limit = min(max(int(request.query_params.get("limit", self.default_limit)), 1),
                         self.max_limit)
         except ValueError:
-            raise ValidationError({"limit": "a whole number from 1 to 500"}) from None
+            raise ValidationError({"limit": gettext("a whole number from 1 to 500")}) from None
         try:
             rows = queryset(after=request.query_params.get("after") or None, limit=limit + 1)
         except ValueError:
-            raise ValidationError({"after": "not a page token of this list"}) from None
+            raise ValidationError({"after": gettext("not a page token of this list")}) from None
         self.request = request
         # Counted up to 10,000 rows, as every list (workbench.paging.bounded_count).
         self.count, self.count_exact = bounded_count(view.counted)

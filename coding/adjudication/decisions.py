@@ -17,7 +17,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Count, Exists, F, Max, OuterRef, Q, Subquery
 from django.utils import timezone
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from coding.access.archive import check_open
 from coding.codebooks.versions import (
@@ -425,13 +425,14 @@ def decide(item, question_key, value, user, rationale=""):
     """
     check_open(item.study)
     if not can_decide(item, user):
-        raise PermissionDenied("You coded this item; this study does not let coders decide "
-                               "their own items.")
+        raise PermissionDenied(gettext("You coded this item; this study does not let coders "
+                                       "decide their own items."))
     Item.objects.select_for_update(of=("self",)).get(pk=item.pk)
     questions = questions_of(item)
     question = next((q for q in questions if q.key == question_key), None)
     if question is None:
-        raise ValidationError({"question": f"no question {question_key!r} in this codebook"})
+        raise ValidationError({"question": gettext("no question %(key)r in this codebook")
+                               % {"key": question_key}})
     try:
         value = check_answer(question, value)
     except ValueError as error:
@@ -440,14 +441,16 @@ def decide(item, question_key, value, user, rationale=""):
     _, ruled_out = consequences(item, questions, current)
     if question_key in ruled_out:
         parent, parent_value = ruled_out[question_key]
-        raise ValidationError({question_key: (
-            f"{question_key} does not apply: {parent} was decided as {parent_value!r}. "
-            f"Decide {parent} again to make it apply.")})
+        raise ValidationError({question_key: gettext(
+            "%(question)s does not apply: %(parent)s was decided as %(value)r. "
+            "Decide %(parent)s again to make it apply.")
+            % {"question": question_key, "parent": parent, "value": parent_value}})
     codings = gather([item])[item.pk]
     given = {_key(answer(c, question))
              for c in [*codings.independent.values(), *codings.latest.values()]}
     if _key(value) not in given and not rationale.strip():
-        raise ValidationError({question_key: "A value that no coder gave needs a rationale."})
+        raise ValidationError({question_key: gettext("A value that no coder gave needs a "
+                                                     "rationale.")})
     decision = _append(item, question_key, value, Decision.Method.ADJUDICATED, user,
                        rationale.strip())
     current[question_key] = decision

@@ -67,7 +67,8 @@ def review_queue(request, slug):
     try:
         rows = adjudication.disagreements(study, after=after, limit=PAGE_SIZE + 1, **filters)
     except ValueError:
-        return HttpResponseBadRequest("after: not a page token of this list; start from its first page.")
+        return HttpResponseBadRequest(_("after: not a page token of this list; start from its "
+                                        "first page."))
     page, more = rows[:PAGE_SIZE], len(rows) > PAGE_SIZE
     codebook_translations.apply_to_questions([row.question for row in page],
                                              translation.get_language())

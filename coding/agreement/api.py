@@ -4,6 +4,7 @@ Owners, adjudicators and viewers read it; coders get 403 and non-members 404
 (coding.access.roles), exactly as on the page.
 """
 
+from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -61,8 +62,8 @@ class AgreementReport(APIView):
         asked = request.query_params.get("language")
         language = text_language(asked) if asked is not None else TEXT_LANGUAGE
         if language is None:
-            errors["language"] = [f"unknown language {asked!r}: one of "
-                                  f"{', '.join(TEXT_LANGUAGES)}"]
+            errors["language"] = [gettext("unknown language %(code)r: one of %(codes)s")
+                                  % {"code": asked, "codes": ", ".join(TEXT_LANGUAGES)}]
         if errors:
             raise ValidationError(errors)
         return Response(current_document(study, form.inputs(), language))

@@ -45,7 +45,8 @@ class NeedsConfirmation(Exception):
 
     def __init__(self, removes):
         self.removes = list(removes)
-        super().__init__("This also removes: " + "; ".join(self.removes))
+        super().__init__(_("This also removes: %(removes)s")
+                         % {"removes": "; ".join(self.removes)})
 
 
 # --- checks: each returns the cleaned value or raises ValueError with the reason ------

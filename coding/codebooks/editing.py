@@ -18,7 +18,7 @@ import json
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext, gettext_noop
 
 from coding.access import audit
 from coding.access.archive import check_open
@@ -60,6 +60,11 @@ def version_diff(version):
     return diff(spec_of(before) if before else None, spec_of(version))
 
 
+def taken_name(name):
+    """Why a new codebook cannot have this name, in the reader's language."""
+    return gettext("the study already has a codebook named %(name)r") % {"name": name}
+
+
 @transaction.atomic
 def new_codebook(study, actor, name, applies_to, description=""):
     """A codebook with an empty draft v1: nothing is published until the owner says so."""
@@ -67,14 +72,13 @@ def new_codebook(study, actor, name, applies_to, description=""):
     spec = check({"name": name, "applies_to": applies_to, "description": description,
                   "questions": []})
     if study.codebooks.filter(name=spec["name"]).exists():
-        raise InvalidSpec([SpecError("name", f"the study already has a codebook named {name!r}")])
+        raise InvalidSpec([SpecError("name", taken_name(name))])
     try:
         with transaction.atomic():
             codebook = Codebook.objects.create(study=study, name=name, applies_to=applies_to,
                                                description=description or "")
     except IntegrityError:  # a concurrent request took the name first
-        raise InvalidSpec([SpecError("name", f"the study already has a codebook named "
-                                             f"{name!r}")]) from None
+        raise InvalidSpec([SpecError("name", taken_name(name))]) from None
     CodebookVersion.objects.create(codebook=codebook, number=1, created_by=actor)
     audit.record(actor, study, "codebook.create", audit.target_of("codebook", name=codebook.name),
                  applies_to=applies_to)
@@ -124,8 +128,9 @@ def save_spec(version, actor, spec, base=None):
     CodebookVersion.objects.select_for_update().filter(pk=version.pk).first()
     before = spec_of(version)
     if base is not None and base != revision(before):
-        raise Conflict(f"{version} was saved by someone else since you opened it; reload it "
-                       "to see their changes (yours are still in this form).")
+        raise Conflict(gettext("%(version)s was saved by someone else since you opened it; "
+                               "reload it to see their changes (yours are still in this form).")
+                       % {"version": version})
     if isinstance(spec, dict) and "translations" not in spec:
         # The editor's form (and a script that leaves them out) does not carry translations:
         # the draft keeps those of the questions and options it still has.
@@ -155,16 +160,19 @@ def publish_draft(codebook, actor, note, open_assignments, number=None, *, handl
     draft = draft_of(codebook)
     if draft is None or (number is not None and draft.number != number):
         raise NothingToPublish(
-            f"{codebook.name} has no draft v{number}" if number else
-            f"{codebook.name} has no draft to publish")
+            gettext("%(codebook)s has no draft v%(number)s")
+            % {"codebook": codebook.name, "number": number} if number else
+            gettext("%(codebook)s has no draft to publish") % {"codebook": codebook.name})
     note = (note or "").strip()
     # A note says what changed since the version before; the first version has none.
     if not note and draft.number > 1:
-        errors.append(SpecError("note", "say what changed: the note is kept with the version"))
+        errors.append(SpecError("note", gettext("say what changed: the note is kept with the "
+                                                "version")))
     elif len(note) > NOTE_MAX_CHARS:
-        errors.append(SpecError("note", f"at most {NOTE_MAX_CHARS:,} characters"))
+        errors.append(SpecError("note", gettext("at most %(limit)s characters")
+                                % {"limit": f"{NOTE_MAX_CHARS:,}"}))
     if open_assignments not in OPEN_ASSIGNMENTS:
-        errors.append(SpecError("open_assignments", "either 'switch' or 'release'"))
+        errors.append(SpecError("open_assignments", gettext("either 'switch' or 'release'")))
     spec = spec_of(draft)
     try:
         check(spec, publishing=True)
@@ -176,7 +184,8 @@ def publish_draft(codebook, actor, note, open_assignments, number=None, *, handl
     # owners), one changes the row and the other finds nothing to publish.
     if not CodebookVersion.objects.filter(pk=draft.pk, status=CodebookVersion.Status.DRAFT).update(
             status=CodebookVersion.Status.PUBLISHED, published_at=timezone.now(), note=note):
-        raise NothingToPublish(f"{draft} was published meanwhile")
+        raise NothingToPublish(gettext("%(version)s was published meanwhile")
+                               % {"version": draft})
     draft.refresh_from_db()
     counts = handle_open(codebook, draft, open_assignments)
     before = previous_version(draft)

@@ -117,7 +117,8 @@ def dump(version, fmt):
                          default_flow_style=False, width=100).encode("utf-8")
     if fmt == "qdc":
         return codebook_qdc.dump(doc)
-    raise ValueError(f"no format {fmt!r}: one of {', '.join(FORMATS)}")
+    raise ValueError(_("no format %(format)r: one of %(formats)s")
+                     % {"format": fmt, "formats": ", ".join(FORMATS)})
 
 
 def file_name(version, fmt):
@@ -292,7 +293,7 @@ def _object(s_and_end, strict, scan_once, object_hook, object_pairs_hook, memo=N
 
 
 def _no_constant(name):
-    raise ValueError(f"{name} is not a JSON number")
+    raise ValueError(_("%(name)s is not a JSON number") % {"name": name})
 
 
 class _StrictDecoder(json.JSONDecoder):

@@ -50,8 +50,8 @@ class BadQdc(ValueError):
 def dump(doc):
     """The codebook object (codebook_files.document) as .qdc bytes."""
     if not doc["questions"]:
-        raise ValueError("a .qdc codebook holds at least one code; this version has no "
-                         "questions")
+        raise ValueError(gettext("a .qdc codebook holds at least one code; this version has "
+                                 "no questions"))
     root = ET.Element("CodeBook", {"xmlns": NS, "origin": ORIGIN})
     codes = ET.SubElement(root, "Codes")
     for question in doc["questions"]:

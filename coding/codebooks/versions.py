@@ -29,8 +29,9 @@ def unstorable_text(value):
     if found is None:
         return None
     char = found[1].group()
-    what = "a NUL character" if char == "\x00" else "a lone surrogate"
-    return f"text may not contain {what} (U+{ord(char):04X})"
+    what = gettext("a NUL character") if char == "\x00" else gettext("a lone surrogate")
+    return gettext("text may not contain %(what)s (U+%(code)s)") % {
+        "what": what, "code": f"{ord(char):04X}"}
 
 
 def default_level(kind):
@@ -191,14 +192,16 @@ def check_values(version, values, complete=True):
     applicable" is never confused with an answer.
     """
     if not isinstance(values, dict):
-        raise ValidationError("values must be an object of question key to answer")
+        raise ValidationError(gettext("values must be an object of question key to answer"))
     questions = {q.key: q for q in questions_with_options(version)}
     errors = {}
     for key in values:
         if not isinstance(key, str) or (problem := check_key(key)):
-            errors[shown_key(key)] = f"not a question key: {problem or 'not text'}"
+            errors[shown_key(key)] = gettext("not a question key: %(problem)s") % {
+                "problem": problem or gettext("not text")}
         elif key not in questions:
-            errors[key] = f"no question {key!r} in {version}"
+            errors[key] = gettext("no question %(key)r in %(version)s") % {
+                "key": key, "version": version}
     cleaned = {}
     for key, question in questions.items():
         answer = values.get(key)
@@ -269,7 +272,8 @@ def check_answer(question, answer):
         return answer
     if not isinstance(answer, str):
         raise ValueError(gettext("expected text"))
-    problem = unstorable_text(answer) or too_long(answer, TEXT_ANSWER_MAX_CHARS, "the answer")
+    problem = unstorable_text(answer) or too_long(answer, TEXT_ANSWER_MAX_CHARS,
+                                                  gettext("the answer"))
     if problem:
         raise ValueError(problem)
     return answer

@@ -1,5 +1,6 @@
 """Exports over the API: start one (a job to poll at /api/jobs/{id}/), download the bundle."""
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -31,7 +32,8 @@ class ExportStart(APIView):
         data = ExportRequest(data=request.data)
         data.is_valid(raise_exception=True)
         if data.validated_data["include_mapping"] and Role.OWNER not in study.my_roles:
-            raise ValidationError({"include_mapping": "Only owners may export the coder mapping."})
+            raise ValidationError({"include_mapping": gettext(
+                "Only owners may export the coder mapping.")})
         record_reads(study, request.user, OthersWorkRead.Kind.EXPORT)  # the whole study
         job = start_export(study, request.user, shapes=[s for s in SHAPES if s in data.validated_data["shapes"]],
                            fmt=data.validated_data["format"],

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from django.db.models import Count, Max
 from django.utils.text import slugify
+from django.utils.translation import gettext
 
 from coding.access.blinding import (
     CODER_LEVEL, KINDS, OWNER_LEVEL, hidden_fields_for, withheld_names,
@@ -51,9 +52,11 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 def check_options(shapes, fmt):
     unknown = [s for s in shapes if s not in SHAPES]
     if unknown or not shapes:
-        raise ValueError(f"shapes must be some of {', '.join(SHAPES)}; got {', '.join(shapes) or 'none'}")
+        raise ValueError(gettext("shapes must be some of %(shapes)s; got %(given)s") % {
+            "shapes": ", ".join(SHAPES), "given": ", ".join(shapes) or gettext("none")})
     if fmt not in FORMATS:
-        raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
+        raise ValueError(gettext("format must be one of %(formats)s; got %(format)r") % {
+            "formats": ", ".join(FORMATS), "format": fmt})
 
 
 def tables(study, shape, names, withheld, roles=OWNER_LEVEL):

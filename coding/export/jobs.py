@@ -7,7 +7,10 @@ removed or demoted meanwhile gets what they may have now, or nothing.
 """
 
 from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext
 
+from coding.accounts.languages import job_language
 from coding.export.bundle import build_bundle, check_options
 from coding.models import Role, Study
 from workbench import jobs, storage
@@ -46,18 +49,24 @@ def start_export(study, user, *, shapes, fmt, include_mapping=False):
     return jobs.enqueue("export", {
         "study": study.pk, "study_slug": study.slug, "study_name": study.name, "shapes": list(shapes), "format": fmt,
         "include_mapping": include_mapping,
+        # A refusal is written in the language its starter reads here: the page's, English
+        # from the API (coding.accounts.languages.job_language).
+        "language": translation.get_language(),
     }, user=user)
 
 
 def requester_roles(job, study):
     """The roles of whoever asked for the export, as they are now; refused if none may export."""
     roles = study.roles_of(job.created_by) if job.created_by_id else frozenset()
-    if not roles & EXPORTERS:
-        raise jobs.JobError(f"Export refused: whoever asked for job {job.pk} no longer holds a "
-                            "role in this study that may export.")
-    if job.params.get("include_mapping") and Role.OWNER not in roles:
-        raise jobs.JobError("Export refused: only owners may export the coder mapping, and "
-                            f"whoever asked for job {job.pk} is no longer an owner.")
+    with translation.override(job_language(job)):
+        if not roles & EXPORTERS:
+            raise jobs.JobError(gettext("Export refused: whoever asked for job %(job)s no "
+                                        "longer holds a role in this study that may export.")
+                                % {"job": job.pk})
+        if job.params.get("include_mapping") and Role.OWNER not in roles:
+            raise jobs.JobError(gettext("Export refused: only owners may export the coder "
+                                        "mapping, and whoever asked for job %(job)s is no "
+                                        "longer an owner.") % {"job": job.pk})
     return roles
 
 

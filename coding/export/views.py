@@ -13,7 +13,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_http_methods, require_safe
 
 from coding.access.blinding import withheld_names
@@ -75,14 +75,14 @@ def export_download(request, slug, job_id):
     job = Job.objects.filter(pk=job_id, kind="export", params__study=study.pk,
                              status=Job.Status.DONE).first()
     if job is None or not (job.created_by_id == request.user.pk or Role.OWNER in study.my_roles):
-        raise Http404("No such export.")
+        raise Http404(gettext("No such export."))
     # A bundle written while its requester could see more than they may now (the study
     # blinded another field, or stopped showing adjudicators blinded fields) is not
     # handed out again to anyone but an owner.
     withheld_then = set((job.result or {}).get("withheld", ()))
     if not set(withheld_names(study, study.my_roles)) <= withheld_then:
-        raise Http404("This export holds fields you may no longer see; export again.")
+        raise Http404(gettext("This export holds fields you may no longer see; export again."))
     response = storage.download(export_key(job), export_name(job))
     if response is None:
-        raise Http404("This export's file is gone; export again.")
+        raise Http404(gettext("This export's file is gone; export again."))
     return response

@@ -35,6 +35,7 @@ field's table; they are counted.
 """
 
 import numpy as np
+from django.utils.translation import gettext
 from scipy import stats
 from scipy.stats.contingency import odds_ratio
 
@@ -77,7 +78,8 @@ def parse_population(pairs):
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip() or not value.strip():
-            raise ValueError(f"population filter {pair!r} must read question=value")
+            raise ValueError(gettext("population filter %(pair)r must read question=value")
+                             % {"pair": pair})
         found[key.strip()] = value.strip()
     return found
 
@@ -125,8 +127,9 @@ def analyse(study, population=None, source=None):
     available = sources(study)
     source = source or (available[0] if available else TRACKER)
     if source not in available and (source != TRACKER or available):
-        raise ValueError(f"no inclusion source {source!r} in this study (sources: "
-                         f"{', '.join(available) or 'none'})")
+        raise ValueError(gettext("no inclusion source %(source)r in this study (sources: "
+                                 "%(sources)s)")
+                         % {"source": source, "sources": ", ".join(available) or gettext("none")})
     result = {"study": study.slug, "population": population, "orientation": ORIENTATION,
               "test_rule": TEST_RULE, "adjustment": ADJUSTMENT, "confidence": CONFIDENCE,
               "source_key": source, "sources": available, "comparisons": [],
@@ -148,7 +151,8 @@ def analyse(study, population=None, source=None):
     questions = _questions(study)
     unknown = [key for key in population if key not in {q.key for q in questions}]
     if unknown:
-        raise ValueError(f"population filter names no paper question: {', '.join(unknown)}")
+        raise ValueError(gettext("population filter names no paper question: %(keys)s")
+                         % {"keys": ", ".join(unknown)})
     chosen = [item for item, decided in values.items()
               if all(_matches(decided.get(k), v) for k, v in population.items())]
     included = {item: bool(landed.get(items[item], {}).get("included_in")) for item in chosen}

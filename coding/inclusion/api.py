@@ -5,6 +5,7 @@ Owners, adjudicators and viewers read them; owners import lists; coders get 403 
 non-members 404.
 """
 
+from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -88,7 +89,7 @@ class InclusionLists(APIView):
         """Import an inclusion list from CSV (owners): all rows or none."""
         study = access_study(request.user, slug, roles=SEES_AGREEMENT)
         if Role.OWNER not in study.my_roles:
-            raise PermissionDenied("Only the study's owners import inclusion lists.")
+            raise PermissionDenied(gettext("Only the study's owners import inclusion lists."))
         data = ListUpload(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]

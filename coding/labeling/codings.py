@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from coding.access import limits
 from coding.access.blinding import coder_view, quote_source
@@ -27,9 +28,10 @@ class NotHeld(Exception):
     were kept as the assignment's draft."""
 
     def __init__(self, assignment, work):
-        super().__init__("This item went back to the pool and has since been taken by enough "
-                         "coders, so your answers were not recorded as a coding. They are kept "
-                         "as a draft of this item; nothing was lost.")
+        super().__init__(gettext("This item went back to the pool and has since been taken "
+                                 "by enough coders, so your answers were not recorded as a "
+                                 "coding. They are kept as a draft of this item; nothing was "
+                                 "lost."))
         self.assignment, self.work = assignment, work
 
 
@@ -190,8 +192,9 @@ def check_work(version, notes, evidence):
     for n, quote in enumerate(evidence, start=1):
         key = quote.get("question", "") if isinstance(quote, dict) else ""
         if key and key not in keys:
-            errors.setdefault("evidence", f"quote {n} names {shown_key(key)!r}, which is not a "
-                                          f"question of {version}")
+            errors.setdefault("evidence", gettext("quote %(n)s names %(key)r, which is not a "
+                                                  "question of %(version)s")
+                              % {"n": n, "key": shown_key(key), "version": version})
     if errors:
         raise ValidationError(errors)
 
@@ -222,7 +225,7 @@ def seconds_since(start):
     if start is None:
         return None
     if timezone.is_naive(start):
-        raise ValidationError({"opened": "give a date and time with its time zone"})
+        raise ValidationError({"opened": gettext("give a date and time with its time zone")})
     return max(0, min(MAX_SECONDS, int((timezone.now() - start).total_seconds())))
 
 
@@ -234,13 +237,18 @@ def locate_evidence(assignment, evidence, values):
         raise ValidationError({"evidence": problem})
     for n, quote in enumerate(evidence, start=1):
         if not isinstance(quote, dict):
-            raise ValidationError({"evidence": f"quote {n} is not an object"})
+            raise ValidationError({"evidence": gettext("quote %(n)s is not an object")
+                                   % {"n": n}})
         field, text = str(quote.get("field", "")), str(quote.get("quote", "")).strip()
-        if problem := limits.too_long(text, limits.QUOTE_MAX_CHARS, f"quote {n}"):
+        if problem := limits.too_long(text, limits.QUOTE_MAX_CHARS,
+                                      gettext("quote %(n)s") % {"n": n}):
             raise ValidationError({"evidence": problem})
         span = find_quote(quote_source(content, field), text)
         if span is None:
-            raise ValidationError({"evidence": f"quote {n} ({text[:40]!r}) is not in {field or 'the item'}"})
+            raise ValidationError({"evidence": gettext("quote %(n)s (%(quote)r) is not in "
+                                                       "%(field)s")
+                                   % {"n": n, "quote": text[:40],
+                                      "field": field or gettext("the item")}})
         located.append({"question": str(quote.get("question", "")), "field": field,
                         "quote": text, "start": span[0], "end": span[1]})
     return located

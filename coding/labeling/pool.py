@@ -51,14 +51,16 @@ class Screening:
         """Rules from a form or an API request; ValueError says what is wrong."""
         data = data or {}
         if not isinstance(data, dict):
-            raise ValueError("screening must be an object of rules")
+            raise ValueError(gettext("screening must be an object of rules"))
         categories, query = data.get("categories") or [], data.get("query") or ""
         if isinstance(categories, str):
             categories = categories.split(",")
         if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
-            raise ValueError("categories must be a list of arXiv categories, e.g. [\"cs.LG\"]")
+            raise ValueError(gettext('categories must be a list of arXiv categories, e.g. '
+                                     '["cs.LG"]'))
         if not isinstance(query, str):
-            raise ValueError(f"query must be text, got {type(query).__name__}")
+            raise ValueError(gettext("query must be text, got %(type)s")
+                             % {"type": type(query).__name__})
         rules = cls(
             date_from=_date(data.get("date_from"), "date_from"),
             date_to=_date(data.get("date_to"), "date_to"),
@@ -80,7 +82,8 @@ class Screening:
             try:
                 return re.compile(self.query, re.IGNORECASE)
             except re.error as error:
-                raise ValueError(f"query is not a valid regular expression: {error}") from error
+                raise ValueError(gettext("query is not a valid regular expression: %(problem)s")
+                                 % {"problem": error}) from error
         # Keywords: comma-separated phrases, any of which may occur.
         phrases = [re.escape(p.strip()) for p in self.query.split(",") if p.strip()]
         return re.compile("|".join(phrases), re.IGNORECASE)
@@ -114,7 +117,8 @@ def _date(value, name):
     try:
         return value if isinstance(value, date) else date.fromisoformat(str(value))
     except ValueError as error:
-        raise ValueError(f"{name} must be a date like 2025-01-31, got {value!r}") from error
+        raise ValueError(gettext("%(name)s must be a date like 2025-01-31, got %(value)r")
+                         % {"name": name, "value": value}) from error
 
 
 class PoolAdder:

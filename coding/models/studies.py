@@ -25,11 +25,11 @@ def random_seed():
 
 def validate_field_names(value):
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValidationError("Give a list of field names.")
+        raise ValidationError(_("Give a list of field names."))
     # "state" hides the key from every item; "thread.url" only from threads.
     bad = [v for v in value if not re.fullmatch(r"((paper|thread)\.)?[a-z][a-z0-9_]*", v)]
     if bad:
-        raise ValidationError(f"Not a field name: {', '.join(bad)}")
+        raise ValidationError(_("Not a field name: %(names)s") % {"names": ", ".join(bad)})
 
 
 class StudyQuerySet(models.QuerySet):

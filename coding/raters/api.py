@@ -6,6 +6,7 @@ them what others answered (design brief, rules 1 and 10)."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import path
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
@@ -114,7 +115,8 @@ class RaterList(APIView):
             member = study.memberships.filter(user__username=username).select_related(
                 "user").first()
             if member is None:
-                raise ValidationError({"member": f"no member {username!r}"})
+                raise ValidationError({"member": _("no member %(username)r")
+                                       % {"username": username}})
             member = member.user
         try:
             rater = add_rater(study, request.user, member=member, **fields)
@@ -192,7 +194,7 @@ class ComparisonDetail(APIView):
         comparison = (Comparison.objects.filter(study=study, pk=comparison_id)
                       .select_related("first", "second", "codebook").first())
         if comparison is None:
-            raise NotFound("No such comparison.")
+            raise NotFound(_("No such comparison."))
         record_reads(study, request.user, OthersWorkRead.Kind.COMPARISONS)
         return Response(comparisons.compute(comparison))
 

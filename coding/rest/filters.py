@@ -4,6 +4,7 @@ from datetime import UTC
 
 import django_filters as filters
 from django import forms
+from django.utils.translation import gettext as _
 from django_filters.fields import IsoDateTimeField
 from drf_spectacular.utils import extend_schema_field
 
@@ -40,7 +41,7 @@ class UtcDateTimeField(IsoDateTimeField):
         try:
             return value.astimezone(UTC)
         except OverflowError:
-            raise forms.ValidationError("That moment is outside the years 1 to 9999 in UTC.",
+            raise forms.ValidationError(_("That moment is outside the years 1 to 9999 in UTC."),
                                         code="invalid") from None
 
 

@@ -42,7 +42,10 @@ from django.db import connection, models, transaction
 from django.db.migrations.recorder import MigrationRecorder
 from django.db.models import Q
 from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext
 
+from coding.accounts.languages import job_language
 from coding.models import Role, Study
 from workbench import jobs, storage
 from workbench.models import Job
@@ -223,17 +226,20 @@ def read_manifest(bundle):
     try:
         manifest = json.loads(bundle.read("manifest.json"))
     except KeyError:
-        raise BackupError("this zip has no manifest.json: it is not a study backup") from None
+        raise BackupError(gettext("this zip has no manifest.json: it is not a study "
+                                  "backup")) from None
     if manifest.get("format") != FORMAT:
-        raise BackupError(f"unknown backup format {manifest.get('format')!r:.60}; this "
-                          f"instance reads {FORMAT}")
+        raise BackupError(gettext("unknown backup format %(format)s; this instance reads "
+                                  "%(reads)s")
+                          % {"format": f"{manifest.get('format')!r:.60}", "reads": FORMAT})
     for name, expected in manifest["sha256"].items():
         digest = hashlib.sha256()
         with bundle.open(name) as member:
             for chunk in iter(lambda: member.read(storage.CHUNK), b""):
                 digest.update(chunk)
         if digest.hexdigest() != expected:
-            raise BackupError(f"{name} in the backup is damaged (its checksum differs)")
+            raise BackupError(gettext("%(name)s in the backup is damaged (its checksum "
+                                      "differs)") % {"name": name})
     return manifest
 
 
@@ -260,11 +266,13 @@ def restore(path, report=None):
 def check_target(manifest):
     missing = sorted(set(manifest["migrations"]) - _applied())
     if missing:
-        raise BackupError(f"this instance lacks {len(missing)} migration(s) the backup was made "
-                          f"with (first: {missing[0]}); update it and run migrate first")
+        raise BackupError(gettext("this instance lacks %(count)s migration(s) the backup was "
+                                  "made with (first: %(first)s); update it and run migrate "
+                                  "first") % {"count": len(missing), "first": missing[0]})
     if Study.objects.filter(slug=manifest["study"]).exists():
-        raise BackupError(f"a study {manifest['study']!r} exists here already; restore onto a "
-                          "fresh instance, or archive and rename that study first")
+        raise BackupError(gettext("a study %(slug)r exists here already; restore onto a "
+                                  "fresh instance, or archive and rename that study first")
+                          % {"slug": manifest["study"]})
 
 
 def _lines(bundle):
@@ -290,8 +298,9 @@ def check_free(bundle):
             found.update(model.objects.filter(pk__in=pks[start:start + BATCH])
                          .values_list("pk", flat=True))
         if found and model._meta.app_label in OWNED_APPS:
-            raise BackupError(f"{model._meta.verbose_name} {min(found)} exists here already: "
-                              "a backup restores onto a fresh instance")
+            raise BackupError(gettext("%(model)s %(id)s exists here already: a backup "
+                                      "restores onto a fresh instance")
+                              % {"model": model._meta.verbose_name, "id": min(found)})
         present[model] = found
     return present
 
@@ -352,7 +361,10 @@ jobs.user_facing(BackupError)
 
 def start_backup(study, user):
     """Queue a backup of the study (owners); the job's page shows progress and the link."""
-    return jobs.enqueue("backup_study", {"study": study.pk, "study_slug": study.slug}, user=user)
+    # A refusal is written in the language its starter reads here: the page's, English from
+    # the API (coding.accounts.languages.job_language).
+    return jobs.enqueue("backup_study", {"study": study.pk, "study_slug": study.slug,
+                                         "language": translation.get_language()}, user=user)
 
 
 def backup_name(job):
@@ -369,8 +381,9 @@ def run_backup(job, report):
     (checksum verified), under a key of the job's own."""
     study = Study.objects.get(pk=job.params["study"])
     if Role.OWNER not in (study.roles_of(job.created_by) if job.created_by_id else ()):
-        raise jobs.JobError(f"Backup refused: whoever asked for job {job.pk} is no longer an "
-                            "owner of this study.")
+        with translation.override(job_language(job)):
+            raise jobs.JobError(gettext("Backup refused: whoever asked for job %(job)s is no "
+                                        "longer an owner of this study.") % {"job": job.pk})
     storage.clear_work_folders(f"backup-{job.pk}-*")
     work = storage.work_folder(f"backup-{job.pk}-{job.attempts}")
     try:
@@ -390,5 +403,5 @@ def run_restore(job, report):
         with storage.local_copy(job.params["stored"]) as path:
             study = restore(path, report)
     except zipfile.BadZipFile:
-        raise BackupError("the file is not a zip: not a study backup") from None
+        raise BackupError(gettext("the file is not a zip: not a study backup")) from None
     return {"study": study.slug, "url": reverse("study-detail", args=[study.slug])}

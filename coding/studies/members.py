@@ -205,7 +205,7 @@ def _lock_for_ending(membership):
     row = (Membership.objects.select_for_update().select_related("user")
            .filter(pk=membership.pk, deleted_at__isnull=True).first())
     if row is None:
-        raise Http404("No such member.")
+        raise Http404(_("No such member."))
     if row.role == Role.OWNER and owners == [row.pk]:
         raise Refused(_("A study needs an owner: make someone else owner first."))
     return row
@@ -381,11 +381,11 @@ def find_invite(token):
     """The invite of a token, in whatever state; 404 for a token nobody was given (or one
     of a deleted study): that answer says nothing about any study."""
     if not isinstance(token, str) or not 20 <= len(token) <= 100:
-        raise Http404("No such invitation.")
+        raise Http404(_("No such invitation."))
     invite = (Invite.objects.select_related("study")
               .filter(token_hash=token_hash(token), study__deleted_at__isnull=True).first())
     if invite is None:
-        raise Http404("No such invitation.")
+        raise Http404(_("No such invitation."))
     return invite
 
 

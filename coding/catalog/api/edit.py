@@ -9,6 +9,7 @@ that would take landings with it answers 409 with what would go, until repeated 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from django.urls import path
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -90,7 +91,7 @@ def write(function, *args, **kwargs):
     except DjangoValidationError as error:
         raise ValidationError(error.message_dict) from None
     except catalog_edit.NeedsConfirmation as needed:
-        return Response({"detail": "This also removes landings; repeat with ?confirm=true.",
+        return Response({"detail": _("This also removes landings; repeat with ?confirm=true."),
                          "removes": needed.removes}, status=status.HTTP_409_CONFLICT)
 
 
@@ -166,7 +167,7 @@ class OptionNameCreate(APIView):
         data = valid(OptionNameInput, request)
         framework = study.frameworks.filter(pk=data["framework"]).first()
         if framework is None:
-            raise ValidationError({"framework": ["no such framework in this study"]})
+            raise ValidationError({"framework": [_("no such framework in this study")]})
         option = write(catalog_edit.add_option_name, method, framework, data["name"], request.user)
         return Response(OptionNameSerializer(option).data, status=status.HTTP_201_CREATED)
 

@@ -7,6 +7,7 @@ back. Every refusal of a spec is a 400 with `{path: [messages]}`, paths such as
 
 from django.shortcuts import get_object_or_404
 from django.urls import path
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -188,8 +189,8 @@ class Draft(CodebookView):
         """The codebook's draft as a spec (owners); 404 when it has none."""
         draft = draft_of(self.codebook())
         if draft is None:
-            return Response({"detail": "No draft: POST here to start one from the newest "
-                                       "version."}, status=status.HTTP_404_NOT_FOUND)
+            return Response({"detail": _("No draft: POST here to start one from the newest "
+                                         "version.")}, status=status.HTTP_404_NOT_FOUND)
         return Response(draft_payload(draft))
 
     @extend_schema(request=CodebookSpec, parameters=[IF_MATCH],
@@ -199,7 +200,7 @@ class Draft(CodebookView):
         `{path: [messages]}`). With `If-Match: <revision>`, 412 if it changed meanwhile."""
         draft = draft_of(self.codebook())
         if draft is None:
-            return Response({"detail": "No draft: POST here to start one."},
+            return Response({"detail": _("No draft: POST here to start one.")},
                             status=status.HTTP_404_NOT_FOUND)
         base = request.headers.get("If-Match", "").strip().strip('"') or None
         try:

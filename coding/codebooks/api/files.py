@@ -2,6 +2,7 @@
 
 from django.http import JsonResponse
 from django.urls import path
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field,
@@ -50,7 +51,8 @@ class CodebookFile(APIView):
         version = access_version(request.user, slug, codebook_id, number)
         fmt = request.query_params.get("format", "json")
         if fmt not in FORMATS:
-            raise ValidationError({"format": [f"one of {', '.join(FORMATS)}"]})
+            raise ValidationError({"format": [_("one of %(choices)s")
+                                              % {"choices": ", ".join(FORMATS)}]})
         response = file_response(version, fmt)
         if response.status_code == 400:
             raise ValidationError({"format": [response.content.decode()]})
@@ -75,7 +77,7 @@ class CodebookJSONParser(JSONParser):
         try:
             return load_json(data)
         except BadFile as error:
-            raise ParseError(f"JSON parse error - {error}") from None
+            raise ParseError(_("JSON parse error - %(problem)s") % {"problem": error}) from None
 
 
 @extend_schema_field({"type": "string", "enum": list(FORMATS)}, component_name="CodebookFileFormat")
@@ -132,19 +134,19 @@ class CodebookImport(APIView):
         by path (`questions[2].options[0].value`)."""
         study = access_study(request.user, slug, roles={Role.OWNER})
         if not isinstance(request.data, dict):
-            raise ValidationError({"document": ["send a JSON object or a multipart form"]})
+            raise ValidationError({"document": [_("send a JSON object or a multipart form")]})
         form = CodebookImportRequest(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
         if ("file" in data) == ("document" in data):
-            raise ValidationError({"file": ["send either a file (multipart) or a document "
-                                            "(JSON), not both or neither"]})
+            raise ValidationError({"file": [_("send either a file (multipart) or a document "
+                                              "(JSON), not both or neither")]})
         codebook = None
         if "codebook_id" in data:
             codebook = study.codebooks.filter(pk=data["codebook_id"]).first()
             if codebook is None:
-                raise ValidationError({"codebook_id": [f"no codebook {data['codebook_id']} "
-                                                       "in this study"]})
+                raise ValidationError({"codebook_id": [_("no codebook %(id)s in this study")
+                                                       % {"id": data["codebook_id"]}]})
         options = {"codebook": codebook, "name": data.get("name", "").strip(),
                    "dry_run": data["dry_run"]}
         try:

@@ -5,6 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.utils import translation
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
 from coding.access.roles import access_study
@@ -23,7 +24,7 @@ def codebook_detail(request, slug, codebook_id, number=None):
     version = (get_object_or_404(versions, number=number) if number
                else codebook.current_version() or versions.last())
     if version is None:  # a codebook with a draft only, read by someone not an owner
-        raise Http404("This codebook has no published version yet.")
+        raise Http404(_("This codebook has no published version yet."))
     questions = list(version.questions.prefetch_related("options"))
     # In the reader's language where the version has it, the original one click away.
     translated = codebook_translations.apply(version, questions, translation.get_language())

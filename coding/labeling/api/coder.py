@@ -1,6 +1,7 @@
 """The coder's workflow over the API: next item, submit, skip, draft; the owner's queue."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
@@ -112,7 +113,7 @@ class Skip(CoderView):
         data = SkipSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         if not queue.skip(assignment, data.validated_data["reason"]):
-            raise ValidationError("Only an item you hold now can be skipped.")
+            raise ValidationError(_("Only an item you hold now can be skipped."))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -3,6 +3,7 @@
 import json
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -47,7 +48,7 @@ class ImportStart(APIView):
             source, screening = (_as_object(data.validated_data[k])
                                  for k in ("source", "screening"))
         except RecursionError:  # a form field's JSON nested past what json can read
-            raise ValidationError("source or screening is nested too deeply") from None
+            raise ValidationError(_("source or screening is nested too deeply")) from None
         refuse_server_only(source)
         try:
             check_storable({"source": source, "screening": screening})  # kept on the job
@@ -88,12 +89,12 @@ SERVER_FILLED = ("stored",)
 def refuse_server_only(source):
     named = [key for key in SERVER_ONLY if key in source]
     if named:
-        raise ValidationError({"source": {key: (
+        raise ValidationError({"source": {key: _(
             "writes a file on the server; use the ingest_github command, run by an "
             "administrator") for key in named}})
     filled = [key for key in SERVER_FILLED if key in source]
     if filled:
-        raise ValidationError({"source": {key: (
+        raise ValidationError({"source": {key: _(
             "is filled in by the server; upload a file, or name one with 'path'")
             for key in filled}})
 
@@ -102,12 +103,12 @@ def _as_object(value):
     try:
         value = json.loads(value) if isinstance(value, str) else value
     except RecursionError:
-        raise ValidationError("nested too deeply") from None
+        raise ValidationError(_("nested too deeply")) from None
     except ValueError as error:  # a multipart field that is not JSON
-        raise ValidationError(
-            f"expected a JSON object, got text that is not JSON: {error}") from None
+        raise ValidationError(_("expected a JSON object, got text that is not JSON: "
+                                "%(problem)s") % {"problem": error}) from None
     if not isinstance(value, dict):
-        raise ValidationError("expected a JSON object")
+        raise ValidationError(_("expected a JSON object"))
     return dict(value)
 
 

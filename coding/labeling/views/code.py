@@ -108,8 +108,10 @@ def save_draft_view(request, slug, pk):
             raise ValidationError(errors)
         save_draft(assignment, work)
     except ValidationError as error:
-        return HttpResponse(f"Draft not saved: {'; '.join(error.messages)}", status=400)
-    return HttpResponse(f"Draft saved {timezone.localtime():%H:%M:%S}")
+        return HttpResponse(_("Draft not saved: %(problems)s")
+                            % {"problems": "; ".join(error.messages)}, status=400)
+    saved = _("Draft saved")  # as the page says it (code_item.html), then the time
+    return HttpResponse(f"{saved} {timezone.localtime():%H:%M:%S}")
 
 
 @login_required
@@ -153,9 +155,9 @@ def posted_work(version, data):
     try:
         evidence = json.loads(data.get("evidence") or "[]")
     except json.JSONDecodeError:
-        evidence, errors["evidence"] = [], ["the quotes could not be read (not JSON)"]
+        evidence, errors["evidence"] = [], [_("the quotes could not be read (not JSON)")]
     if not isinstance(evidence, list) or not all(isinstance(q, dict) for q in evidence):
-        evidence, errors["evidence"] = [], ["the quotes must be a list of objects"]
+        evidence, errors["evidence"] = [], [_("the quotes must be a list of objects")]
     work = {"values": parse_form_answers(version, data), "notes": data.get("notes", ""),
             "evidence": evidence, "unsure": data.get("unsure") == "on"}
     return work, errors
@@ -180,9 +182,10 @@ def revision_start(assignment, data):
     try:
         opened = datetime.fromisoformat(raw)
     except ValueError:
-        raise ValidationError({"opened": f"not a date and time: {raw[:40]!r}"}) from None
+        raise ValidationError({"opened": _("not a date and time: %(given)r")
+                               % {"given": raw[:40]}}) from None
     if timezone.is_naive(opened):
-        raise ValidationError({"opened": "give a date and time with its time zone"})
+        raise ValidationError({"opened": _("give a date and time with its time zone")})
     return opened
 
 

@@ -157,15 +157,16 @@ def in_import_folder(path):
     The management commands, run by whoever has the shell, take any path."""
     root = Path(settings.IMPORT_DIR).resolve()
     if not isinstance(path, str) or not path.strip() or "\x00" in path:
-        raise ValueError("give the name of a file or folder in the import folder")
+        raise ValueError(_("give the name of a file or folder in the import folder"))
     try:
         target = (root / path).resolve()
     except (OSError, RuntimeError) as error:  # a symlink loop, a name too long
-        raise ValueError(f"{path[:200]!r} cannot be used: {error}") from None
+        raise ValueError(_("%(path)r cannot be used: %(problem)s")
+                         % {"path": path[:200], "problem": error}) from None
     if not target.is_relative_to(root):
-        raise ValueError(f"{path[:200]!r} is outside the server's import folder; upload the "
-                         "file instead, or ask an administrator to place it in "
-                         "WORKBENCH_IMPORT_DIR")
+        raise ValueError(_("%(path)r is outside the server's import folder; upload the file "
+                           "instead, or ask an administrator to place it in "
+                           "WORKBENCH_IMPORT_DIR") % {"path": path[:200]})
     return str(target)
 
 
@@ -195,10 +196,10 @@ def check_stored(study, source):
     if key is None:
         return
     if not storage.owned_by(key, study.slug):
-        raise ValueError("the stored file is not one of this study's")
+        raise ValueError(_("the stored file is not one of this study's"))
     if not (storage.exists(key) or storage.walk(key)):
-        raise ValueError(f"nothing is stored as {key.split('/', 2)[-1][:200]!r} in the "
-                         "study's import folder")
+        raise ValueError(_("nothing is stored as %(name)r in the study's import folder")
+                         % {"name": key.split("/", 2)[-1][:200]})
 
 
 def start_import(study, user, source, screening, round=Item.Round.MAIN):

@@ -3,6 +3,7 @@
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Prefetch
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import (
     OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view,
 )
@@ -63,7 +64,7 @@ class StudyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         you own. Needs the permission to create studies (staff have it; an administrator
         grants it with `manage.py grant_study_creation`); 403 without it."""
         if not may_create_study(request.user):  # before the body is read
-            raise PermissionDenied("You may not create studies; ask an administrator.")
+            raise PermissionDenied(_("You may not create studies; ask an administrator."))
         data = study_setup_api.StudyCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = data.validated_data

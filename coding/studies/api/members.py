@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import path
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
@@ -44,7 +45,8 @@ class AddMemberSerializer(serializers.Serializer):
 
     def validate(self, data):
         if bool(data.get("username")) == bool(data.get("email")):
-            raise ValidationError({"username": ["Give a username or an e-mail address (one)."]})
+            raise ValidationError({"username": [_("Give a username or an e-mail address "
+                                                  "(one).")]})
         return data
 
 
@@ -296,8 +298,9 @@ class AcceptInvite(APIView):
         and a new account is made. Signed in (session or API token): send the token alone
         and the role is added to your account. An unknown token is 404."""
         if service.INVITE_REFUSALS.blocked(request):
-            return Response({"detail": f"Too many refused invite tokens from this address; "
-                                       f"try again in {service.INVITE_REFUSALS.minutes()} minutes."},
+            return Response({"detail": _("Too many refused invite tokens from this address; "
+                                         "try again in %(minutes)s minutes.")
+                             % {"minutes": service.INVITE_REFUSALS.minutes()}},
                             status=status.HTTP_429_TOO_MANY_REQUESTS)
         data = AcceptSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -315,11 +318,11 @@ class AcceptInvite(APIView):
             service.INVITE_REFUSALS.note(request)
             return refused(gone, status.HTTP_410_GONE)
         if signed_in and ("username" in values or "password" in values):
-            raise ValidationError({"username": ["You are signed in: the invite is accepted for "
-                                                "your account. Send the token alone."]})
+            raise ValidationError({"username": [_("You are signed in: the invite is accepted "
+                                                  "for your account. Send the token alone.")]})
         if not signed_in:
-            missing = {name: ["Needed for a new account."] for name in ("username", "password")
-                       if not values.get(name)}
+            missing = {name: [_("Needed for a new account.")]
+                       for name in ("username", "password") if not values.get(name)}
             if missing:
                 raise ValidationError(missing)
             account = service.account_form(values["username"], values["password"])

@@ -3,6 +3,7 @@
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
 from coding.access.roles import access_study
@@ -29,5 +30,5 @@ def backup_download(request, slug, backup_id):
                              status=Job.Status.DONE).first()
     response = storage.download(backup_key(job), backup_name(job)) if job else None
     if response is None:
-        raise Http404("No such backup.")
+        raise Http404(_("No such backup."))
     return response

@@ -112,8 +112,8 @@ def study_audit(request, slug):
     try:
         rows = study_setup.audit_entries(study, after=after or None, limit=AUDIT_PAGE_SIZE + 1)
     except ValueError:
-        return HttpResponseBadRequest("after: not a page token of this list; start from its "
-                                      "first page.")
+        return HttpResponseBadRequest(_("after: not a page token of this list; start from its "
+                                        "first page."))
     page, more = rows[:AUDIT_PAGE_SIZE], len(rows) > AUDIT_PAGE_SIZE
     return render(request, "coding/study_audit.html", {
         "study": study, "entries": page, "first_page": not after,
