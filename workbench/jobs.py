@@ -136,8 +136,14 @@ def public_error(job, exc):
         message = str(exc)
         return message[:1].upper() + message[1:]
     what = KIND_LABELS.get(job.kind, f"The {job.kind} job")
-    return (f"{what} failed on the server; the details are in the server log under job "
-            f"{job.pk}.")
+    return FAILED_ON_SERVER % {"what": what, "job": job.pk}
+
+
+# Kept in English on the job row (the API's words); the job page reads them in its
+# reader's language (workbench.templatetags.workbench_jobs.job_words).
+FAILED_ON_SERVER = _("%(what)s failed on the server; the details are in the server log "
+                     "under job %(job)s.")
+CANCELLED = _("Cancelled.")
 
 
 def server_folders():
@@ -252,7 +258,7 @@ def run(job_id):
                        "stopping it", job.pk, job.attempts)
         return
     except JobCancelled:
-        mine.update(status=Job.Status.CANCELLED, finished_at=timezone.now(), message="Cancelled.")
+        mine.update(status=Job.Status.CANCELLED, finished_at=timezone.now(), message=CANCELLED)
         return
     except Exception as exc:  # the job row is where a person reads the failure
         if isinstance(exc, (JobError, *_user_facing)):
@@ -304,7 +310,7 @@ def log(job, message, *, level=JobEvent.Level.INFO, location=""):
 def cancel(job):
     """Ask a job to stop; a queued job stops at once, a running one at its next report."""
     Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED).update(
-        status=Job.Status.CANCELLED, finished_at=timezone.now(), message="Cancelled."
+        status=Job.Status.CANCELLED, finished_at=timezone.now(), message=CANCELLED
     )
     Job.objects.filter(pk=job.pk).update(cancel_requested=True)
 
@@ -332,7 +338,7 @@ def recover(now=None, kinds=None):
     scope = Job.objects.all() if kinds is None else Job.objects.filter(kind__in=kinds)
     dead = scope.filter(status=Job.Status.RUNNING, heartbeat_at__lt=stale)
     dead.filter(cancel_requested=True).update(
-        status=Job.Status.CANCELLED, finished_at=now, message="Cancelled.")
+        status=Job.Status.CANCELLED, finished_at=now, message=CANCELLED)
     for job in dead.filter(attempts__gte=MAX_ATTEMPTS):
         if dead.filter(pk=job.pk, attempts__gte=MAX_ATTEMPTS).update(
                 status=Job.Status.FAILED, finished_at=now,

@@ -35,7 +35,7 @@ field's table; they are counted.
 """
 
 import numpy as np
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 from scipy import stats
 from scipy.stats.contingency import odds_ratio
 
@@ -48,18 +48,23 @@ SEED = 0
 EXACT_TABLES = 1_000_000  # up to this many tables with the observed margins: exact p
 TOLERANCE = 1e-7  # a table counts as "no more probable" within this relative error
 CONFIDENCE = 0.95
-ORIENTATION = (
+# The analysis's explanations are kept in English in what it returns (the API's, the
+# command's and the export's words); the page puts them in the reader's language
+# (coding.inclusion.words.in_reader_language), so each is marked and kept as it is here.
+ORIENTATION = gettext_noop(
     "Rows: the first answer (yes, chosen, or the codebook's first option), then the rest; "
     "columns: included, then not included. The odds ratio is the odds of inclusion with the "
     "first answer over the odds without it: above 1, that answer goes with inclusion.")
-TEST_RULE = (
+TEST_RULE_WORDS = gettext_noop(
     "2 x 2 tables: Fisher's exact test, two-sided, and the sample odds ratio ad/bc with "
-    "Woolf's 95% interval. Larger tables (a question with more than two answers used): the "
+    "Woolf's 95%% interval. Larger tables (a question with more than two answers used): the "
     "Freeman-Halton extension of Fisher's test, two-sided, exact (every table with the "
-    f"observed margins enumerated) when there are at most {EXACT_TABLES:,} such tables, "
-    f"else Monte Carlo over {RESAMPLES:,} random tables with the same margins (seed {SEED}); "
+    "observed margins enumerated) when there are at most %(exact)s such tables, "
+    "else Monte Carlo over %(resamples)s random tables with the same margins (seed %(seed)s); "
     "each row says which. Each answer's odds ratio is against all other answers.")
-ADJUSTMENT = (
+TEST_RULE_VALUES = {"exact": f"{EXACT_TABLES:,}", "resamples": f"{RESAMPLES:,}", "seed": SEED}
+TEST_RULE = TEST_RULE_WORDS % TEST_RULE_VALUES
+ADJUSTMENT = gettext_noop(
     "p-values adjusted across every test shown: Holm (1979), controlling the family-wise "
     "error rate, and Benjamini-Hochberg (1995), controlling the false discovery rate.")
 
@@ -85,8 +90,18 @@ def parse_population(pairs):
 
 
 TRACKER, LIST = "tracker", "list:"
-TRACKER_SOURCE = ("frameworks_landed: the method tracker's landings of each paper's method "
-                  "(coding.catalog.landings), not the imported included_in metadata.")
+TRACKER_SOURCE = gettext_noop(
+    "the method tracker: the frameworks each paper's method landed in, read from their git "
+    "histories (the export's frameworks_landed), not an imported included_in field.")
+LIST_SOURCE = gettext_noop(
+    "the inclusion list %(name)s (file %(file)s, SHA-256 %(sha)s, imported %(date)s by "
+    "%(who)s): a paper it names is included.")
+NOT_AVAILABLE = gettext_noop(
+    "No paper of this study is the source of a tracked method and no inclusion list was "
+    "imported: inclusion comes from the method tracker (the catalog's methods and their "
+    "landings) or from a list of included papers the team already has.")
+NOTHING_TO_COMPARE = gettext_noop(
+    "Nothing to compare: one answer only, or every paper on one side of inclusion.")
 
 
 def sources(study):
@@ -108,15 +123,18 @@ def inclusion_by(study, source):
                                                       name=source.removeprefix(LIST)))
 
 
-def _source_words(study, source):
+def source_words(study, source, words=str):
+    """Where inclusion comes from, in words (`words`: gettext for the reader's language;
+    the stored analysis keeps English)."""
     if source == TRACKER:
-        return TRACKER_SOURCE
+        return words(TRACKER_SOURCE)
     found = InclusionList.objects.select_related("imported_by").get(
         study=study, name=source.removeprefix(LIST))
-    return (f"the inclusion list {found.name!r} (file {found.file_name or 'without a name'}, "
-            f"SHA-256 {found.sha256[:12]}, imported {found.imported_at:%Y-%m-%d} by "
-            f"{found.imported_by.username if found.imported_by else 'a removed account'}): "
-            "a paper it names is included.")
+    return words(LIST_SOURCE) % {
+        "name": repr(found.name), "file": found.file_name or words(gettext_noop("without a name")),
+        "sha": found.sha256[:12], "date": f"{found.imported_at:%Y-%m-%d}",
+        "who": (found.imported_by.username if found.imported_by
+                else words(gettext_noop("a removed account")))}
 
 
 def analyse(study, population=None, source=None):
@@ -133,13 +151,10 @@ def analyse(study, population=None, source=None):
     result = {"study": study.slug, "population": population, "orientation": ORIENTATION,
               "test_rule": TEST_RULE, "adjustment": ADJUSTMENT, "confidence": CONFIDENCE,
               "source_key": source, "sources": available, "comparisons": [],
-              "source": TRACKER_SOURCE if not available else _source_words(study, source),
+              "source": TRACKER_SOURCE if not available else source_words(study, source),
               "fields": []}
     if not available:
-        return result | {"available": False, "reason": (
-            "No paper of this study is the source of a tracked method and no inclusion list "
-            "was imported: inclusion comes from the method tracker (the catalog's methods and "
-            "their landings) or from a list of included papers the team already has.")}
+        return result | {"available": False, "reason": NOT_AVAILABLE}
     landed = inclusion_by(study, source)
     items = dict(Item.objects.alive().filter(study=study, document__kind="paper")
                  .values_list("pk", "document_id"))
@@ -257,8 +272,7 @@ def _field(field, chosen, values, included):
            "left_out": left_out, "test": None, "p": None, "p_method": None, "odds_ratio": None,
            "odds_ratios": [], "note": ""}
     if len(rows) < 2 or not all(sum(column) for column in zip(*table)):
-        row["note"] = ("Nothing to compare: one answer only, or every paper on one side "
-                       "of inclusion.")
+        row["note"] = NOTHING_TO_COMPARE
         return row
     if len(rows) == 2:
         row["test"] = "fisher"

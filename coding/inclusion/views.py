@@ -22,6 +22,7 @@ from coding.access.roles import access_study
 from coding.agreement.report import SEES_AGREEMENT
 from coding.inclusion.analysis import analyse, parse_population
 from coding.inclusion.lists import EXAMPLE, InclusionListError, import_list, lists_payload
+from coding.inclusion.words import in_reader_language
 from coding.labeling.codings import record_reads
 from coding.models import OthersWorkRead, Role
 
@@ -64,6 +65,7 @@ def inclusion_page(request, slug):
         analysis = analyse(study, parse_population(given), source or None)
     except ValueError as problem:
         error, analysis = str(problem), analyse(study)
+    analysis = in_reader_language(study, analysis)
     for f in analysis.get("fields", []):  # the template reads one row per answer
         f["rows"] = list(zip(f["answers"], f["included"], f["included_share"],
                              f["not_included"], f["not_included_share"]))

@@ -168,3 +168,19 @@ def test_every_kind_fails_with_a_message_naming_it(db, kind):
     job = Job.objects.create(kind=kind)
     message = jobs.public_error(job, KeyError(MARKER))
     assert MARKER not in message and f"job {job.pk}" in message and "KeyError" not in message
+
+
+def test_the_workbench_own_job_words_read_in_chinese_on_the_page():
+    """Issue 39, finding 6: what the workbench itself writes on a job row (a cancel, a
+    failure on the server) is kept in English for the API and read in Chinese on pages."""
+    from django.utils import translation
+
+    from workbench import jobs as workbench_jobs
+    from workbench.templatetags.workbench_jobs import job_words
+
+    stored = workbench_jobs.FAILED_ON_SERVER % {"what": "Export", "job": 7}
+    with translation.override("zh-hans"):
+        assert job_words(workbench_jobs.CANCELLED) != "Cancelled."
+        shown = job_words(stored, "export")
+    assert "7" in shown and "failed" not in shown and "Export" not in shown
+    assert job_words(stored, "export") == stored  # English readers see it as stored

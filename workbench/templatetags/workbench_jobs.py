@@ -60,3 +60,22 @@ def file_names(text):
 def basename(path):
     """An uploaded file by its own name, whatever folder the server keeps it in."""
     return str(path).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+
+
+FAILED = re.compile(r"(?P<what>.+) failed on the server; the details are in the server log "
+                    r"under job (?P<job>\d+)\.")
+
+
+@register.filter
+def job_words(text, kind=""):
+    """A job's message or error as stored (English, the API's words) in the reader's
+    language where it is one of the workbench's own: "Cancelled.", "… failed on the
+    server …". A job's own progress and refusals are already in its starter's language."""
+    text = str(text or "")
+    if text == jobs.CANCELLED:
+        return _(jobs.CANCELLED)
+    failed = FAILED.fullmatch(text)
+    if failed:
+        return _(jobs.FAILED_ON_SERVER) % {"what": job_label(kind) if kind in jobs.KIND_LABELS
+                                           else failed["what"], "job": failed["job"]}
+    return text
