@@ -60,3 +60,19 @@ def log_in(page, live_server):
         return sign_in(page, live_server, username, password)
 
     return log_in_as
+
+
+@pytest.fixture
+def fresh(transactional_db):
+    """A study made from nothing, as a team starts one (the alpha study: its owner, two
+    coders, an adjudicator and a viewer, a small codebook with a condition, a number with a
+    special answer and free text, three papers), committed so the live server sees it:
+    (study, people)."""
+    from django.db import transaction
+
+    from tests.conftest import make_alpha, make_people
+
+    with transaction.atomic():
+        people = make_people()
+        study = make_alpha(people)
+    return study, people

@@ -3,29 +3,25 @@ owner filters to the items in disagreement, chooses every one with the head box,
 them with a reason, finds them under "excluded" and restores one from there."""
 
 import pytest
-from django.db import transaction
 
 from coding.models import AuditEntry, Item
 from tests import factories
-from tests.conftest import make_alpha, make_people
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def fresh(transactional_db):
-    with transaction.atomic():
-        people = make_people()
-        study = make_alpha(people)
-        for paper in study.papers[:2]:  # two items in disagreement, one left in the pool
-            factories.code(paper, people["cora"], label="analysis")
-            factories.code(paper, people["cyril"], label="rl_method", scope="general")
+def split(fresh):
+    study, people = fresh
+    for paper in study.papers[:2]:  # two items in disagreement, one left in the pool
+        factories.code(paper, people["cora"], label="analysis")
+        factories.code(paper, people["cyril"], label="rl_method", scope="general")
     return study, people
 
 
-def test_an_owner_excludes_the_items_in_disagreement_and_restores_one(fresh, log_in,
+def test_an_owner_excludes_the_items_in_disagreement_and_restores_one(split, log_in,
                                                                       live_server):
-    study, people = fresh
+    study, people = split
     page = log_in("olive", factories.PASSWORD)
     page.goto(f"{live_server.url}/studies/{study.slug}/")
     page.get_by_role("link", name="Items", exact=True).click()

@@ -5,22 +5,12 @@ as their questions are answered, and on the review page "another value" and its 
 are reached from the keyboard."""
 
 import pytest
-from django.db import transaction
 
 from coding.labeling import queue
 from coding.models import Assignment, Coding, Decision
 from tests import factories
-from tests.conftest import make_alpha, make_people
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def fresh(transactional_db):
-    with transaction.atomic():
-        people = make_people()
-        study = make_alpha(people)
-    return study, people
 
 
 def keys(page, *presses):

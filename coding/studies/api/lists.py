@@ -18,12 +18,11 @@ from coding.codebooks.spec import InvalidSpec
 from coding.codebooks.versions import readable_versions
 from coding.labeling.codings import record_reads
 from coding.models import (
-    Assignment, Codebook, CodebookVersion, Coding, Item, OthersWorkRead, Role, Study,
+    Assignment, Codebook, CodebookVersion, Coding, OthersWorkRead, Role, Study,
 )
 from coding.rest import filters
 from coding.rest.serializers import (
-    AssignmentSerializer, CodebookSerializer, CodingSerializer, ItemSerializer, StudySerializer,
-    page_rows,
+    AssignmentSerializer, CodebookSerializer, CodingSerializer, StudySerializer, page_rows,
 )
 from coding.studies import setup as study_setup
 from coding.studies.api import setup as study_setup_api
