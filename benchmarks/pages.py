@@ -274,13 +274,17 @@ class Answers:
         return values
 
     def differing(self, values, rng):
-        """(the question changed, values with that one answer changed)."""
-        keys = [k for k in values if not (k == "label" and values[k] == "rl_method")]
+        """(the question changed, values with that one answer changed). Never a question
+        another one's condition names: changing it could make that one apply for one coder
+        only, a second disagreement (the preset's component decides whether
+        changes_existing_loss is asked)."""
+        parents = {q.show_if["question"] for q in self.questions if q.show_if}
+        keys = [k for k in values if k not in parents]
         key = rng.choice(keys)
         question = next(q for q in self.questions if q.key == key)
         while True:
             other = self.pick(question, rng)
-            if other != values[key] and not (key == "label" and other == "rl_method"):
+            if other != values[key]:
                 return key, {**values, key: other}
 
     def self_test(self, rng, samples=100):
@@ -962,6 +966,14 @@ def measure(servers, built, args, failures):
         if deep:
             page("codings API, deep", owner, deep)
 
+        items = f"/studies/{slug}/items/"
+        page("items page", owner, items)
+        deep, how = deep_html_page(owner, items, args)
+        notes.append(f"items page, deep: {how}")
+        if deep:
+            page("items page, deep", owner, deep)
+        page("items page, in disagreement", owner, f"{items}?state=disagreement")
+
         review = f"/studies/{slug}/review/"
         page("review list", adjudicator, review)
         deep, how = deep_html_page(adjudicator, review, args)
@@ -975,6 +987,7 @@ def measure(servers, built, args, failures):
         rows = first.json().get("results", []) if first.status_code == 200 else []
         if rows:
             page("review item page", adjudicator, f"/studies/{slug}/review/{rows[0]['item']}/")
+            page("item history page", owner, f"/studies/{slug}/items/{rows[0]['item']}/")
         else:
             failures.add("review item page", f"no open disagreement from {api} "
                          f"({first.status_code})")
@@ -1013,6 +1026,10 @@ ORDER = [
     ("review list", "paged"),
     ("review list, deep", "paged"),
     ("review item page", "page"),
+    ("items page", "paged"),
+    ("items page, deep", "paged"),
+    ("items page, in disagreement", "page"),
+    ("item history page", "page"),
     ("agreement page", "page"),
     ("codings page", "paged"),
     ("codings page, deep", "paged"),
