@@ -40,7 +40,9 @@ def queue_filters(request, study):
     coders = [c.strip() for c in raw["coders"].split(",") if c.strip()] or None
     if coders and not sees_names(study, study.my_roles):
         usernames = {pseudonym: user.username for user, pseudonym in members_named(study)}
-        coders = [usernames.get(c, "\x00") for c in coders]
+        # A name not shown to them matches nothing: " " is no username (PostgreSQL
+        # refuses a NUL in text, so that cannot stand in).
+        coders = [usernames.get(c, " ") for c in coders]
     return {
         "question": raw["question"] or None, "coders": coders,
         "category": raw["category"] or None,
