@@ -27,11 +27,14 @@ class NotHeld(Exception):
     coder, or they skipped it and it filled up): nothing was recorded, and the answers
     were kept as the assignment's draft."""
 
-    def __init__(self, assignment, work):
-        super().__init__(gettext("This item went back to the pool and has since been taken "
-                                 "by enough coders, so your answers were not recorded as a "
-                                 "coding. They are kept as a draft of this item; nothing was "
-                                 "lost."))
+    def __init__(self, assignment, work, excluded=False):
+        super().__init__(gettext(
+            "The study's owners excluded this item, so your answers were not recorded as a "
+            "coding. They are kept as a draft of this item; nothing was lost.") if excluded
+            else gettext("This item went back to the pool and has since been taken "
+                         "by enough coders, so your answers were not recorded as a "
+                         "coding. They are kept as a draft of this item; nothing was "
+                         "lost."))
         self.assignment, self.work = assignment, work
 
 
@@ -57,10 +60,14 @@ def append_revision(assignment, values, *, version=None, notes="", evidence=(),
     if status is None:
         raise Assignment.DoesNotExist(f"assignment {assignment.pk} no longer exists")
     if status[0] in (Assignment.Status.RELEASED, Assignment.Status.SKIPPED):
+        work = {"values": values, "notes": notes, "evidence": list(evidence), "unsure": unsure}
+        # An item the owners excluded (coding.items.curate) released its holder: a page
+        # left open must not record a coding on it.
+        if Item.objects.filter(pk=assignment.item_id, deleted_at__isnull=False).exists():
+            raise NotHeld(assignment, work, excluded=True)
         if not queue.retake(Assignment.objects.get(pk=assignment.pk),
                             status=Assignment.Status.SUBMITTED):
-            raise NotHeld(assignment, {"values": values, "notes": notes,
-                                       "evidence": list(evidence), "unsure": unsure})
+            raise NotHeld(assignment, work)
     # Read after the lock, in a statement of its own: one that waited for the lock sees
     # the revision the other submission committed meanwhile; with it, whether the coder
     # was served a model's suggestion on the item (suggestions.was_assisted's question).

@@ -276,3 +276,21 @@ def test_the_item_pages_cost_the_same_queries_at_any_size(client_for, alpha, peo
         item = factories.paper_item(alpha, alpha.paper_codebook, n)
         factories.code(item, people["cyril"], label="analysis", code_released="yes" if n % 2 else "no")
     assert counts() == small
+
+
+def test_a_coder_who_still_has_an_excluded_item_open_cannot_record_a_coding_on_it(
+        alpha, people, states):
+    """An old tab: the owner excludes the item cora holds; her submission is refused, her
+    answers kept as the item's draft, and nothing is recorded."""
+    from coding.actions.submit import submit
+    from coding.labeling.codings import NotHeld
+
+    held = states["held"]
+    assignment = queue.current_assignment(alpha, people["cora"])
+    curate.apply(alpha, people["olive"], "exclude", [held.pk], "Out of scope")
+    values = {"label": "analysis", "size_b": 7, "failures": ["none"], "code_released": "no"}
+    with pytest.raises(NotHeld, match="excluded this item"):
+        submit(assignment, values)
+    assignment.refresh_from_db()
+    assert assignment.draft["values"] == values
+    assert not Coding.objects.filter(assignment=assignment).exists()
