@@ -42,7 +42,7 @@ class ItemList(StudyScopedList):
     ordering_fields = ["added_at", "priority", "id"]
 
     def get_queryset(self):
-        study = self.study()
+        study = self.scoped = self.study()  # read once: the page's rows need it again
         try:
             given = browse.parse_filters(self.request.query_params)
         except browse.FilterError as problem:
@@ -55,9 +55,8 @@ class ItemList(StudyScopedList):
     def paginate_queryset(self, queryset):
         page = super().paginate_queryset(queryset)
         if page is not None:
-            study = self.study()
-            browse.row_states(study, page)
-            record_reads(study, self.request.user, OthersWorkRead.Kind.ITEMS,
+            browse.row_states(self.scoped, page)
+            record_reads(self.scoped, self.request.user, OthersWorkRead.Kind.ITEMS,
                          [i.pk for i in page])
         return page
 
