@@ -949,39 +949,29 @@ def measure(servers, built, args, failures):
         say(f"  {name}: GET {url}")
         results[name] = time_requests(person, url, args, failures, name)
 
+    def paged(name, person, url, deep_page, unpaged=None):
+        """A list's first page and a deep one (found by `deep_page`, the list's own
+        paging); `unpaged`: the result noted when it has no deep page."""
+        page(name, person, url)
+        deep, how = deep_page(person, url, args)
+        notes.append(f"{name}, deep: {how}")
+        if deep:
+            page(f"{name}, deep", person, deep)
+        elif unpaged:
+            results[f"{name}, deep"] = Result(note=unpaged)
+
     try:
         page("reference: GET /login/ (anonymous)", anonymous, "/login/")
         page("reference: GET /api/studies/S/", owner, f"/api/studies/{slug}/")
         page("home /", owner, "/")
         page("study page", owner, f"/studies/{slug}/")
         page("queue page", owner, f"/studies/{slug}/queue/")
-        page("codings page", owner, f"/studies/{slug}/codings/")
-        deep, how = deep_html_page(owner, f"/studies/{slug}/codings/", args)
-        notes.append(f"codings page, deep: {how}")
-        if deep:
-            page("codings page, deep", owner, deep)
-        page("codings API", owner, f"/api/studies/{slug}/codings/")
-        deep, how = deep_api_page(owner, f"/api/studies/{slug}/codings/", args)
-        notes.append(f"codings API, deep: {how}")
-        if deep:
-            page("codings API, deep", owner, deep)
-
-        items = f"/studies/{slug}/items/"
-        page("items page", owner, items)
-        deep, how = deep_html_page(owner, items, args)
-        notes.append(f"items page, deep: {how}")
-        if deep:
-            page("items page, deep", owner, deep)
-        page("items page, in disagreement", owner, f"{items}?state=disagreement")
-
-        review = f"/studies/{slug}/review/"
-        page("review list", adjudicator, review)
-        deep, how = deep_html_page(adjudicator, review, args)
-        notes.append(f"review list, deep: {how}")
-        if deep:
-            page("review list, deep", adjudicator, deep)
-        else:
-            results["review list, deep"] = Result(note="not paged")
+        paged("codings page", owner, f"/studies/{slug}/codings/", deep_html_page)
+        paged("codings API", owner, f"/api/studies/{slug}/codings/", deep_api_page)
+        paged("items page", owner, f"/studies/{slug}/items/", deep_html_page)
+        page("items page, in disagreement", owner, f"/studies/{slug}/items/?state=disagreement")
+        paged("review list", adjudicator, f"/studies/{slug}/review/", deep_html_page,
+              unpaged="not paged")
         api = f"/api/studies/{slug}/disagreements/"
         first = adjudicator.request("GET", api)
         rows = first.json().get("results", []) if first.status_code == 200 else []
@@ -991,11 +981,7 @@ def measure(servers, built, args, failures):
         else:
             failures.add("review item page", f"no open disagreement from {api} "
                          f"({first.status_code})")
-        page("disagreements API", adjudicator, api)
-        deep, how = deep_api_page(adjudicator, api, args)
-        notes.append(f"disagreements API, deep: {how}")
-        if deep:
-            page("disagreements API, deep", adjudicator, deep)
+        paged("disagreements API", adjudicator, api, deep_api_page)
 
         from coding.export.bundle import SHAPES
 
