@@ -2,7 +2,10 @@
 owner filters to the items in disagreement, chooses every one with the head box, excludes
 them with a reason, finds them under "excluded" and restores one from there."""
 
+import re
+
 import pytest
+from playwright.sync_api import expect
 
 from coding.models import AuditEntry, Item
 from tests import factories
@@ -27,7 +30,7 @@ def test_an_owner_excludes_the_items_in_disagreement_and_restores_one(split, log
     page.get_by_role("link", name="Items", exact=True).click()
     page.get_by_label("State").select_option("disagreement")
     page.get_by_role("button", name="Filter").click()
-    assert page.locator("tbody tr").count() == 2
+    expect(page.locator("tbody tr")).to_have_count(2)  # waits for the filtered page
     page.get_by_label("Choose every item on this page").check()
     page.get_by_label("Action").select_option("exclude")
     page.get_by_label("Reason (required to exclude)").fill("Found to be duplicates")
@@ -38,7 +41,7 @@ def test_an_owner_excludes_the_items_in_disagreement_and_restores_one(split, log
 
     page.get_by_label("State").select_option("excluded")
     page.get_by_role("button", name="Filter").click()
-    assert page.locator("tbody tr", has_text="Found to be duplicates").count() == 2
+    expect(page.locator("tbody tr", has_text="Found to be duplicates")).to_have_count(2)
     first = study.papers[0].document.key
     page.get_by_label(f"Choose {first}").check()
     page.get_by_label("Action").select_option("restore")
@@ -50,6 +53,7 @@ def test_an_owner_excludes_the_items_in_disagreement_and_restores_one(split, log
     # The list still shows what is excluded; the restored item is back with the rest.
     page.get_by_label("State").select_option("")
     page.get_by_role("button", name="Filter").click()
+    expect(page).to_have_url(re.compile(r"state=&"))
     page.get_by_role("link", name=first).click()
-    assert page.locator("h2", has_text="Changes by the owners").count() == 1
+    expect(page.locator("h2", has_text="Changes by the owners")).to_have_count(1)
     assert page.locator("td", has_text="Found to be duplicates").count() == 1
