@@ -30,3 +30,17 @@ def run_rebuild_disagreements(job, report):
     rows = rebuild_disagreements(study, progress=lambda done, total: report(
         done, total, f"{done:,} of {total:,} items"))
     return {"study": study.slug, "disagreements": rows}
+
+
+@job_handler("screening_rank")
+def run_screening_rank(job, report):
+    """After a screener's label (coding.screening.rankings.schedule): their ranking, retrained
+    on their own labels while the queue serves the previous one."""
+    from django.contrib.auth import get_user_model
+
+    from coding.models import Study
+    from coding.screening.rankings import run
+
+    study = Study.objects.get(pk=job.params["study"])
+    coder = get_user_model().objects.get(pk=job.params["coder"])
+    return run(study, coder, report=report)

@@ -3,7 +3,8 @@
 The act spans three capabilities, so it lives above them: labeling appends the revision
 (coding.labeling.codings.append_revision, under the assignment's row lock), adjudication
 settles the item in the same transaction (automatic decisions and stored disagreements
-change with the coding or not at all), and agreement is scheduled once it commits. The
+change with the coding or not at all), and agreement is scheduled once it commits, as is
+a screener's retrain in a study that screens. The
 coding page, the coder API, the demo and the tests all submit through here.
 """
 
@@ -17,7 +18,8 @@ from coding.codebooks.versions import (
     prune_not_applicable, published_version, questions_with_options,
 )
 from coding.labeling.codings import NotHeld, append_revision, locate_evidence, seconds_since
-from coding.models import Assignment, Coding
+from coding.models import Assignment, Coding, Item
+from coding.screening import rankings
 
 
 @transaction.atomic
@@ -56,4 +58,7 @@ def submit(assignment, values, *, notes="", evidence=(), unsure=False, started_a
         raise
     # Cheap and debounced (coding.agreement.snapshots.schedule_agreement).
     transaction.on_commit(lambda: schedule_agreement(assignment.item.study))
+    # A screener's label retrains their own ranking, in the background (coding.screening).
+    if assignment.item.round == Item.Round.MAIN and assignment.item.study.screening:
+        transaction.on_commit(lambda: rankings.schedule(assignment.item.study, assignment.coder))
     return coding

@@ -23,6 +23,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from coding.access.archive import check_open
+from coding.labeling import ranked
 from coding.models import Assignment, Coding, Item, Membership, Role
 from workbench import jobs
 from workbench.models import Job
@@ -118,12 +119,18 @@ _EXTEND = Update(Assignment, lambda assignment, lease: (
 
 @transaction.atomic
 def _reserve(study, coder, round):
-    item = _lock_next_item(study, coder, round)
+    served, rank = "", None
+    if round == MAIN and (study.screening or {}).get("question"):
+        if study.screening.get("stopped"):
+            return None  # the owner stopped screening: what is left stays not screened
+        item, served, rank = ranked.pick(study, coder, _lock_next_item)
+    else:
+        item = _lock_next_item(study, coder, round)
     if item is None:
         return None
     now = timezone.now()
     fields = {"status": ACTIVE, "leased_until": now + timedelta(minutes=study.lease_minutes),
-              "opened_at": now}
+              "opened_at": now, "served": served, "served_rank": rank}
     # A lapsed lease of the same coder is taken up again rather than duplicated. Its row
     # is locked without waiting: the coder's own submission of it may hold it this very
     # moment, and that submission then waits for this item's row (queue.retake), which

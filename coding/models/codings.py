@@ -55,6 +55,12 @@ class Assignment(models.Model):
     # transaction that records it (coding.labeling.codings.append_revision): the queue page's
     # median times per coder read assignments alone, not every coding (issue 13).
     first_seconds_spent = models.PositiveIntegerField(null=True, blank=True)
+    # How a screening study's queue chose the item (coding.screening): by the screener's
+    # model ("ranked", with its place in the ranking), at random for the recall estimate
+    # ("random"), or in random order before the model could rank ("unranked"). Blank
+    # outside screening.
+    served = models.CharField(max_length=8, blank=True, default="")
+    served_rank = models.PositiveIntegerField(null=True, blank=True)
 
     objects = AssignmentQuerySet.as_manager()
 

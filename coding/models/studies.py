@@ -103,6 +103,10 @@ class Study(models.Model):
     # How the reliability sample was drawn (coding.labeling.queue.draw_reliability_sample):
     # share or count, stratify_by, seed, size, drawn_at. Empty: every item is in it.
     reliability_sample = models.JSONField(default=dict, blank=True)
+    # Screening (coding.screening.setup): the decision question, its include values, the
+    # model, the random share, the stopping rule's target and confidence, and the owner's
+    # stop with the estimate at that moment. Empty: the queue serves in random order.
+    screening = models.JSONField(default=dict, blank=True)
     calibration_threshold = models.FloatField(
         default=0.8, validators=[MinValueValidator(0), MaxValueValidator(1)],
         help_text=_("Share of calibration answers matching the reference needed before main coding."),

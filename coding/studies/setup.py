@@ -409,6 +409,9 @@ ACTION_WORDS = {
     "items.release": gettext_lazy("released items a coder held"),
     "items.return": gettext_lazy("returned items to the pool"),
     "items.sample": gettext_lazy("added items to the reliability sample by hand"),
+    "screening.configure": gettext_lazy("changed how records are screened"),
+    "screening.stop": gettext_lazy("stopped screening"),
+    "screening.resume": gettext_lazy("resumed screening"),
 }
 # Details' keys as people read them; a key not here is read with spaces for underscores.
 DETAIL_WORDS = {
@@ -477,6 +480,16 @@ DETAIL_WORDS = {
     "sha256": pgettext_lazy("audit detail", "SHA-256"),
     "rows": pgettext_lazy("audit detail", "rows"),
     "replaced": pgettext_lazy("audit detail", "rows replaced"),
+    "include": pgettext_lazy("audit detail", "answers that include"),
+    "model": pgettext_lazy("audit detail", "model"),
+    "random_share": pgettext_lazy("audit detail", "share served at random"),
+    "target_recall": pgettext_lazy("audit detail", "target recall"),
+    "confidence": pgettext_lazy("audit detail", "confidence"),
+    "prior_rater": pgettext_lazy("audit detail", "prior labels"),
+    "screened": pgettext_lazy("audit detail", "screened"),
+    "includes": pgettext_lazy("audit detail", "included"),
+    "p": pgettext_lazy("audit detail", "p-value of the stopping rule"),
+    "stopped_at": pgettext_lazy("audit detail", "stopped at"),
 }
 
 

@@ -30,6 +30,8 @@ from coding.labeling import calibration, queue, suggestions
 from coding.models import AuditEntry, Item, Membership, Rater, RaterCoding, Role
 from coding.raters import setup as raters
 from coding.raters.screening import screening_sample
+from coding.screening import progress as screening_progress
+from coding.screening import setup as screening_setup
 from coding.studies import members
 from coding.studies import setup as study_setup
 from tests import factories
@@ -116,6 +118,10 @@ def every_action(study, people):
     curate.apply(copy, olive, "release", [more[1].pk])
     Item.objects.filter(pk=more[1].pk).update(in_reliability_sample=False)
     curate.apply(copy, olive, "sample", [more[1].pk])
+
+    screening_setup.configure(copy, question="label", include=["rl_method"], user=olive)
+    screening_progress.stop(copy, olive)
+    screening_progress.resume(copy, olive)
 
     call_command("grant_study_creation", "olive", "--revoke", stdout=io.StringIO())
     return copy

@@ -1,0 +1,78 @@
+"""Serving a screening study's records: by the screener's own ranking, or at random.
+
+The queue (coding.labeling.queue) calls `pick` for the main round of a study that screens
+(Study.screening names a question). The screener's ranking (ScreeningRanking, written by
+coding.screening.rankings from their own labels only) is read as it stands: a retrain
+running meanwhile replaces it whole, so the next record never waits for a model. The first
+eligible record in ranking order is locked as the random walk locks one (skipping rows
+others hold); what is eligible is the queue's rule, unchanged (not yet taken by this
+screener, under its overlap target, not excluded).
+
+Served at random instead, and marked so on the assignment: a share of records
+(`random_share`, for the recall estimate of coding.screening.stopping), every record
+before the screener has a ranking (no include and exclude yet), and items the owners put
+in front (priority above 0) while any is left. A random serve is the queue's own random
+walk, whose order no label touches.
+"""
+
+import random
+
+import numpy as np
+from django.db.models import Exists, F, OuterRef
+
+from coding.models import Assignment, Item, ScreeningRanking
+from workbench.prepared import fields, instance
+
+RANKED, RANDOM, UNRANKED = "ranked", "random", "unranked"
+CHUNK = 100  # ranked ids checked per statement
+_draw = random.SystemRandom()
+_ITEM = fields(Item)
+
+
+def pick(study, coder, lock_random):
+    """(item or None, how it was served, its place in the ranking or None)."""
+    share = float(study.screening.get("random_share", 0.05))
+    if _eligible(study, coder).filter(priority__gt=0).exists() or _draw.random() < share:
+        item = lock_random(study, coder, Item.Round.MAIN)
+        return item, (RANDOM if item is not None and item.priority == 0 else UNRANKED), None
+    ranking = (ScreeningRanking.objects.filter(study_id=study.pk, coder_id=coder.pk)
+               .values_list("head", flat=True).first())
+    if ranking is not None:
+        found = _first_open(study, coder, np.frombuffer(bytes(ranking), dtype="<i8"), 0)
+        if found is None:
+            rest = (ScreeningRanking.objects.filter(study_id=study.pk, coder_id=coder.pk)
+                    .values_list("rest", flat=True).first())
+            found = _first_open(study, coder, np.frombuffer(bytes(rest or b""), dtype="<i8"),
+                                len(ranking) // 8)
+        if found is not None:
+            return found[0], RANKED, found[1]
+    return lock_random(study, coder, Item.Round.MAIN), UNRANKED, None
+
+
+def _first_open(study, coder, ids, offset):
+    """(item, place) of the first eligible id in `ids`, locked; None when none is."""
+    mine = Assignment.objects.filter(item=OuterRef("pk"), coder_id=coder.pk)
+    eligible = _eligible(study, coder)
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start:start + CHUNK].tolist()
+        open_ids = set(eligible.filter(pk__in=chunk).values_list("pk", flat=True))
+        for place, pk in enumerate(chunk, start=offset + start + 1):
+            if pk not in open_ids:
+                continue
+            row = (eligible.filter(pk=pk)
+                   .annotate(lapsed=Exists(mine.filter(status=Assignment.Status.RELEASED)))
+                   .select_for_update(skip_locked=True, of=("self",))
+                   .values_list(*_ITEM, "lapsed").first())
+            if row is not None:
+                item = instance(Item, row[:-1])
+                item.lapsed = row[-1]
+                return item, place
+    return None
+
+
+def _eligible(study, coder):
+    """The queue's rule for the main round: not yet the coder's, under target, not excluded."""
+    mine = Assignment.objects.filter(item=OuterRef("pk"), coder_id=coder.pk)
+    return (Item.objects.alive().filter(study_id=study.pk, round=Item.Round.MAIN,
+                                        taken__lt=F("target"))
+            .exclude(Exists(mine.exclude(status=Assignment.Status.RELEASED))))
