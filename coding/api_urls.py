@@ -13,6 +13,7 @@ from coding.inclusion import api as inclusion
 from coding.items import api as items
 from coding.labeling.api import calibration, coder, imports
 from coding.raters import api as raters
+from coding.screening import api as screening
 from coding.studies.api import backup
 from coding.studies.api import lists as views
 from coding.studies.api import members
@@ -29,6 +30,12 @@ urlpatterns = router.urls + [
          name="api-item-actions"),
     path("studies/<slug:slug>/items/<int:item_id>/", items.ItemDetail.as_view(),
          name="api-item"),
+    path("studies/<slug:slug>/screening-round/", screening.Screening.as_view(),
+         name="api-screening-round"),
+    path("studies/<slug:slug>/screening-round/stop/", screening.ScreeningStop.as_view(),
+         name="api-screening-round-stop"),
+    path("studies/<slug:slug>/screening-round/resume/", screening.ScreeningResume.as_view(),
+         name="api-screening-round-resume"),
     path("studies/<slug:slug>/assignments/", views.AssignmentList.as_view(),
          name="api-assignments"),
     path("studies/<slug:slug>/codings/", views.CodingList.as_view(), name="api-codings"),

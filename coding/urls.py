@@ -17,6 +17,7 @@ from coding.inclusion import views as inclusion
 from coding.items import views as items
 from coding.labeling.views import calibration, code, codings, imports, queue
 from coding.raters import views as raters
+from coding.screening import views as screening
 from coding.studies.views import backup, creators, members
 from coding.studies.views import setup as study_setup
 from coding.studies.views import studies
@@ -50,6 +51,8 @@ urlpatterns = [
     path("studies/<slug:slug>/queue/", queue.queue_page, name="queue"),
     path("studies/<slug:slug>/codings/", codings.coding_list, name="coding-list"),
     path("studies/<slug:slug>/items/", items.item_list, name="items"),
+    path("studies/<slug:slug>/screening-round/", screening.screening_page,
+         name="screening-round"),
     path("studies/<slug:slug>/items/<int:item_id>/", items.item_page, name="item-page"),
     path("studies/<slug:slug>/codebooks/<int:codebook_id>/", codebook_pages.codebook_detail,
          name="codebook-detail"),

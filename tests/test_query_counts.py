@@ -286,6 +286,10 @@ COUNTED_BESIDE = {
         "api/studies/<slug:slug>/items/<int:item_id>/"],
         "tests/coding/items/test_item_browser.py::"
         "test_the_item_pages_cost_the_same_queries_at_any_size"),
+    **dict.fromkeys([
+        "studies/<slug:slug>/screening-round/", "api/studies/<slug:slug>/screening-round/"],
+        "tests/coding/screening/test_screening_pages.py::"
+        "test_the_page_and_api_cost_the_same_queries_at_any_size"),
     "api/studies/<slug:slug>/inclusion/lists/":
         "tests/coding/inclusion/test_inclusion_lists.py::"
         "test_the_lists_and_a_list_analysis_cost_the_same_queries_at_any_list_size",

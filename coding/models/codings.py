@@ -220,8 +220,9 @@ class Exposure(models.Model):
 class OthersWorkRead(models.Model):
     """A person who codes in a study read other coders' work there through another role
     (adjudicator, viewer, owner): the review page or API of an item, the codings or
-    decisions lists, the item browser, an export, the inclusion report or a rater comparison. `item` is the
-    item read, or null for a read of the whole study as it was at `read_at` (an export).
+    decisions lists, the item browser, an export, the inclusion report, a rater comparison
+    or the screening progress. `item` is the item read, or null for a read of the whole
+    study as it was at `read_at` (an export, the screening progress).
     Their revisions of those items after it are informed, never independent (issue 36):
     coding.labeling.codings.append_revision reads these in the statement it runs anyway."""
 
@@ -233,6 +234,7 @@ class OthersWorkRead(models.Model):
         INCLUSION = "inclusion"
         COMPARISONS = "comparisons"
         ITEMS = "items"
+        SCREENING = "screening"
 
     study = models.ForeignKey("coding.Study", related_name="+", on_delete=models.CASCADE)
     coder = models.ForeignKey(settings.AUTH_USER_MODEL, related_name="+",

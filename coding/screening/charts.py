@@ -13,9 +13,10 @@ WIDTH, HEIGHT = 560, 360
 LEFT, RIGHT, TOP, BOTTOM = 56, 540, 24, 310
 
 
-def recall_svg(curves, *, target=0.95, title="", stop=None):
+def recall_svg(curves, *, target=0.95, title="", stop=None, y_label=None):
     """`curves`: [(name, [(records screened, recall)], records in all)], drawn in order;
-    `stop`: (records screened, recall) where the stopping rule stopped, or None."""
+    `stop`: (records screened, recall) where the stopping rule stopped, or None; `target`
+    None draws no target line."""
 
     def x(share):
         return LEFT + (RIGHT - LEFT) * share
@@ -24,7 +25,7 @@ def recall_svg(curves, *, target=0.95, title="", stop=None):
         return BOTTOM - (BOTTOM - TOP) * recall
 
     words = {"title": title or gettext("Recall curve"),
-             "x": gettext("share of records screened"), "y": gettext("recall"),
+             "x": gettext("share of records screened"), "y": y_label or gettext("recall"),
              "stop": gettext("stopping rule stops")}
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
              f'viewBox="0 0 {WIDTH} {HEIGHT}" role="img" font-family="sans-serif" '
@@ -41,8 +42,9 @@ def recall_svg(curves, *, target=0.95, title="", stop=None):
     parts.append(f'<text x="14" y="{(TOP + BOTTOM) / 2}" text-anchor="middle" '
                  f'transform="rotate(-90 14 {(TOP + BOTTOM) / 2})">'
                  f'{escape(words["y"])}</text>')
-    parts.append(f'<line x1="{x(0)}" y1="{y(target):.1f}" x2="{x(1)}" y2="{y(target):.1f}" '
-                 'stroke="#999" stroke-dasharray="2 3"/>')
+    if target is not None:
+        parts.append(f'<line x1="{x(0)}" y1="{y(target):.1f}" x2="{x(1)}" '
+                     f'y2="{y(target):.1f}" stroke="#999" stroke-dasharray="2 3"/>')
     parts.append(f'<line x1="{x(0)}" y1="{y(0)}" x2="{x(1)}" y2="{y(1)}" stroke="#999" '
                  'stroke-dasharray="6 4"/>')
     legend = [(gettext("random order (expected)"), "#999", "6 4")]

@@ -6,8 +6,9 @@ counts of a record never change and records imported later are appended without
 recomputing the others (`coding.screening.rankings` keeps them on disk per study). Each
 ranking weights the counts by TF-IDF over the whole study (sublinear term frequency, so a
 word repeated in one abstract does not dominate) and fits a linear classifier (a support
-vector machine by default) on one screener's own labels, class-balanced because includes are rare; records are ranked by its
-decision value, ties broken by a stable hash so the order is reproducible.
+vector machine by default) on one screener's own labels, class-balanced because includes
+are rare; records are ranked by its decision value, ties broken by a stable hash so the
+order is reproducible.
 
 `MODELS` names the rankers on offer; every one follows the same two calls (`fit` on the
 labelled rows, `scores` over all rows), so another model can be offered beside the default.

@@ -100,7 +100,8 @@ def stop(study, user):
     check_open(study)
     figures = progress(study)["study"]
     if figures is None:
-        raise ValueError(gettext("The study does not screen: choose its screening question first."))
+        raise ValueError(gettext("The study does not screen: choose its screening question "
+                                 "first."))
     estimate = {key: figures[key] for key in ("screened", "includes", "not_screened",
                                               "since_last_include", "test", "random")}
     study.screening = {**study.screening, "stopped": {

@@ -24,6 +24,14 @@ DEFAULTS = {"question": "", "include": [], "model": DEFAULT, "random_share": 0.0
 KINDS = (Question.Kind.SINGLE, Question.Kind.MULTIPLE, Question.Kind.YES_NO)
 
 
+class SettingsError(ValueError):
+    """A refused setting; `field` names it (the message starts with it too)."""
+
+    def __init__(self, field, message):
+        super().__init__(message)
+        self.field = field
+
+
 def settings_of(study):
     """The study's screening settings with the defaults filled in."""
     return {**DEFAULTS, **(study.screening or {})}
@@ -46,7 +54,9 @@ def screening_question(study, key):
     versions = (CodebookVersion.objects.filter(codebook__study=study, questions__key=key)
                 .order_by("-published_at", "-pk"))
     version = versions.first()
-    return version.questions.filter(key=key).prefetch_related("options").first() if version else None
+    if version is None:
+        return None
+    return version.questions.filter(key=key).prefetch_related("options").first()
 
 
 def answers_of(question):
@@ -57,32 +67,34 @@ def answers_of(question):
 
 def configure(study, *, question, include, model=DEFAULT, random_share=0.05,
               target_recall=0.95, confidence=0.95, prior_rater="", user=None):
-    """Turn screening on (or change its settings); refusals name the field (ValueError)."""
+    """Turn screening on (or change its settings); a refusal names the field (SettingsError)."""
     check_open(study)
     found = screening_question(study, question)
     if found is None:
-        raise ValueError(gettext("question: the study's codebook has no question “%(key)s”.")
-                         % {"key": question})
+        raise SettingsError("question", gettext(
+            "question: the study's codebook has no question “%(key)s”.") % {"key": question})
     if found.kind not in KINDS:
-        raise ValueError(gettext("question: “%(key)s” is not a choice or yes/no question; "
-                                 "a screening decision must be one.") % {"key": question})
+        raise SettingsError("question", gettext(
+            "question: “%(key)s” is not a choice or yes/no question; a screening decision "
+            "must be one.") % {"key": question})
     include = sorted({str(v) for v in include})
-    unknown = sorted(set(include) - set(answers_of(found)))
-    if not include or unknown:
-        raise ValueError(gettext("include: name the answers of “%(key)s” that mean include, "
-                                 "among: %(answers)s.")
-                         % {"key": question, "answers": ", ".join(answers_of(found))})
+    if not include or set(include) - set(answers_of(found)):
+        raise SettingsError("include", gettext(
+            "include: name the answers of “%(key)s” that mean include, among: %(answers)s.")
+            % {"key": question, "answers": ", ".join(answers_of(found))})
     if model not in MODELS:
-        raise ValueError(gettext("model: one of %(models)s.") % {"models": ", ".join(MODELS)})
-    checks = (("random_share", random_share, 0.0, 0.5), ("target_recall", target_recall, 0.5, 1.0),
-              ("confidence", confidence, 0.5, 0.999))
+        raise SettingsError("model", gettext("model: one of %(models)s.")
+                            % {"models": ", ".join(MODELS)})
+    checks = (("random_share", random_share, 0.0, 0.5),
+              ("target_recall", target_recall, 0.5, 1.0), ("confidence", confidence, 0.5, 0.999))
     for name, value, low, high in checks:
-        if not isinstance(value, (int, float)) or not low <= value <= high:
-            raise ValueError(gettext("%(field)s: a number from %(low)s to %(high)s.")
-                             % {"field": name, "low": low, "high": high})
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not low <= value <= high:
+            raise SettingsError(name, gettext("%(field)s: a number from %(low)s to %(high)s.")
+                                % {"field": name, "low": low, "high": high})
     if prior_rater and not Rater.objects.filter(study=study, name=prior_rater).exists():
-        raise ValueError(gettext("prior_rater: the study has no rater “%(name)s”.")
-                         % {"name": prior_rater})
+        raise SettingsError("prior_rater", gettext(
+            "prior_rater: the study has no rater “%(name)s”.") % {"name": prior_rater})
     before = settings_of(study)
     study.screening = {**(study.screening or {}), "question": question, "include": include,
                        "model": model, "random_share": float(random_share),

@@ -73,6 +73,8 @@ ACTIONS = [
      _("Blind coding, keyboard first. Press ? on the page for the keys.")),
     (_("Import"), "import", {Role.OWNER}, _("Fill the pool from arXiv or GitHub, with screening.")),
     (_("Queue"), "queue", {Role.OWNER}, _("Progress per coder and round; the reliability sample.")),
+    (_("Screening"), "screening-round", {Role.OWNER},
+     _("Records ranked for each screener by a model of their own labels; when to stop.")),
     (_("Items"), "items", CAN_SEE_ALL_CODINGS,
      _("Every item with its state; search, filter, exclude, release, move to calibration.")),
     (_("Calibration"), "calibration", {Role.OWNER},

@@ -1,0 +1,92 @@
+"""Screening over the API: its settings, the progress with the stopping rule, the owner's
+stop and resume. The page and `manage.py screening` use the same pieces
+(coding.screening.setup, progress)."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from coding.access.names import name_for
+from coding.access.roles import access_study
+from coding.labeling.codings import record_reads
+from coding.models import OthersWorkRead, Role
+from coding.screening import model as screening_model
+from coding.screening import progress, setup
+
+
+class SettingsSerializer(serializers.Serializer):
+    question = serializers.CharField(help_text="Key of the screening decision question.")
+    include = serializers.ListField(child=serializers.CharField(), help_text=(
+        "The answers that mean include (yes/no questions: \"yes\" or \"no\")."))
+    model = serializers.ChoiceField(choices=sorted(screening_model.MODELS),
+                                    default=screening_model.DEFAULT)
+    random_share = serializers.FloatField(default=0.05)
+    target_recall = serializers.FloatField(default=0.95)
+    confidence = serializers.FloatField(default=0.95)
+    prior_rater = serializers.CharField(default="", allow_blank=True)
+
+
+def as_json(study, report, roles):
+    """The progress as the API sends it: screeners by the name this reader may see."""
+    named = name_for(study, roles)
+    stopped = report["settings"].get("stopped")
+    return {
+        "settings": {k: v for k, v in report["settings"].items() if k != "stopped"},
+        "stopped": stopped, "total": report["total"], "study": report["study"],
+        "screeners": [{**{k: v for k, v in row.items() if k != "coder"},
+                       "screener": named(row["coder"])} for row in report["screeners"]],
+    }
+
+
+PROGRESS = OpenApiResponse(OpenApiTypes.OBJECT, description=(
+    "settings, stopped (who, when, the estimate then) or null, total records, study and "
+    "screeners[]: screened, includes, excludes, not_screened, since_last_include, curve "
+    "[[screened, includes found]], test {p, stop, window} (the hypergeometric stopping "
+    "rule), random {draws, includes, recall, recall_low, left, left_high} or null."))
+
+
+class Screening(APIView):
+    @extend_schema(responses={200: PROGRESS})
+    def get(self, request, slug):
+        """How far screening has come, per screener and for the study (owners)."""
+        study = access_study(request.user, slug, roles={Role.OWNER})
+        record_reads(study, request.user, OthersWorkRead.Kind.SCREENING)
+        return Response(as_json(study, progress.progress(study), study.my_roles))
+
+    @extend_schema(request=SettingsSerializer, responses={200: PROGRESS})
+    def put(self, request, slug):
+        """Turn screening on or change its settings (owners); 400 names the field."""
+        study = access_study(request.user, slug, roles={Role.OWNER})
+        given = SettingsSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            setup.configure(study, user=request.user, **given.validated_data)
+        except setup.SettingsError as problem:
+            raise ValidationError({problem.field: [str(problem)]}) from problem
+        record_reads(study, request.user, OthersWorkRead.Kind.SCREENING)
+        return Response(as_json(study, progress.progress(study), study.my_roles))
+
+
+class ScreeningStop(APIView):
+    @extend_schema(request=None, responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+        "The stop as recorded: at, by, estimate (the study's figures at that moment)."))})
+    def post(self, request, slug):
+        """Stop screening (owners): the queue serves no more records; those never screened
+        are exported as not screened."""
+        study = access_study(request.user, slug, roles={Role.OWNER})
+        try:
+            return Response(progress.stop(study, request.user))
+        except ValueError as problem:
+            raise ValidationError({"screening": [str(problem)]}) from problem
+
+
+class ScreeningResume(APIView):
+    @extend_schema(request=None, responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+        "The stop that was undone, or null."))})
+    def post(self, request, slug):
+        """Resume a stopped screening (owners)."""
+        study = access_study(request.user, slug, roles={Role.OWNER})
+        return Response({"undone": progress.resume(study, request.user)})
