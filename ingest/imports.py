@@ -12,6 +12,8 @@ Formats and their params (all also take "strict" and "batch_size"):
 | arxiv_snapshot_file | path (JSON Lines, .gz allowed)                                  |
 | csv_file            | path, mapping (see sources.tabular), encoding, delimiter        |
 | jsonl_file          | path, mapping                                                   |
+| ris_file            | path: RIS from Zotero, EndNote, Mendeley (sources.screening_files) |
+| asreview_csv_file   | path: title, abstract, optional doi, authors, year, keywords    |
 | github_file         | path: bundles (.json, .jsonl), raw REST answers or `gh api`      |
 |                     | output (streamed), saved GraphQL discussions, or a folder of   |
 |                     | them (per-thread parts matched by endpoint and number)          |
@@ -43,10 +45,10 @@ from .clients.arxiv_api import ArxivApiClient
 from .clients.github import GitHubClient
 from .clients.oai import OaiClient
 from .load import BATCH_SIZE, import_records
-from .sources import arxiv_atom, arxiv_snapshot, github, oai_pmh, tabular
+from .sources import arxiv_atom, arxiv_snapshot, github, oai_pmh, screening_files, tabular
 
 FILE_FORMATS = ("arxiv_atom_file", "arxiv_oai_file", "arxiv_snapshot_file", "csv_file",
-                "jsonl_file", "github_file")
+                "jsonl_file", "github_file", "ris_file", "asreview_csv_file")
 LIVE_FORMATS = ("arxiv_api", "arxiv_oai", "github")
 # Live sources give records slowly (a GitHub thread takes several requests), so
 # they write smaller batches to show progress and honour a cancel sooner.
@@ -100,6 +102,8 @@ def check_params(params):
         tabular.check_csv_options(params.get("encoding", "utf-8"), params.get("delimiter", ","))
     if fmt in ("csv_file", "jsonl_file"):
         tabular.Mapping.from_dict(params.get("mapping"))
+    if fmt == "asreview_csv_file" and "path" in params:
+        screening_files.asreview_mapping(params["path"])
     if fmt == "arxiv_api" and not (params.get("search_query") or params.get("id_list")):
         raise ValueError(_("arxiv_api needs a 'search_query' or an 'id_list'"))
     if fmt == "arxiv_oai" and params.get("metadata_prefix", "arXiv") not in ("arXiv", "arXivRaw"):
@@ -143,6 +147,10 @@ def read_source(params, sleep=None):
         return tabular.read_jsonl_file(path, tabular.Mapping.from_dict(params["mapping"]))
     if fmt == "github_file":
         return github.read_path(path)
+    if fmt == "ris_file":
+        return screening_files.read_ris_file(path)
+    if fmt == "asreview_csv_file":
+        return screening_files.read_asreview_csv(path)
     return _read_live(fmt, params, sleep)
 
 

@@ -68,8 +68,24 @@ JSONL = """\
 "date": "2025-03-03"}"""
 
 # Each file format's sample, and what the page says under it.
+RIS = """\
+TY  - JOUR
+TI  - An Invented Clipping Rule for Policy Updates
+AB  - We invent a clipping rule and test it on toy tasks.
+AU  - Example, Ann
+AU  - Sample, Bo
+PY  - 2025
+DO  - 10.9999/invented.1234
+ER  - """
+
+ASREVIEW_CSV = """\
+title,abstract,authors,year,doi,label_included
+An Invented Clipping Rule for Policy Updates,We invent a clipping rule.,Ann Example; Bo \
+Sample,2025,10.9999/invented.1234,1"""
+
 SAMPLES = {"arxiv_snapshot_file": SNAPSHOT, "arxiv_atom_file": ATOM, "arxiv_oai_file": OAI,
-           "github_file": GITHUB, "csv_file": CSV, "jsonl_file": JSONL}
+           "github_file": GITHUB, "csv_file": CSV, "jsonl_file": JSONL, "ris_file": RIS,
+           "asreview_csv_file": ASREVIEW_CSV}
 NOTES = {
     "arxiv_snapshot_file": gettext_lazy("One JSON object per line, as in arXiv's metadata "
                                         "snapshot; a .gz of the file is read as it is."),
@@ -82,4 +98,10 @@ NOTES = {
                              "on)."),
     "jsonl_file": gettext_lazy("One object per line, any fields: map them below (key = id, "
                                "title = title, and so on)."),
+    "ris_file": gettext_lazy("Entries from TY to ER, as Zotero, EndNote or Mendeley export "
+                             "them; a record's DOI, else its title and year, is its key."),
+    "asreview_csv_file": gettext_lazy("Columns title and abstract, optionally doi, authors "
+                                      "(separated by ;), year, keywords; a label_included "
+                                      "column is not stored with the records: import it as "
+                                      "prior labels (manage.py screening --prior-labels)."),
 }

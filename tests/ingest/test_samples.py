@@ -9,7 +9,8 @@ from ingest.samples import SAMPLES
 
 pytestmark = pytest.mark.django_db
 SUFFIX = {"arxiv_snapshot_file": "jsonl", "arxiv_atom_file": "xml", "arxiv_oai_file": "xml",
-          "github_file": "jsonl", "csv_file": "csv", "jsonl_file": "jsonl"}
+          "github_file": "jsonl", "csv_file": "csv", "jsonl_file": "jsonl", "ris_file": "ris",
+          "asreview_csv_file": "csv"}
 MAPPING = {"key": "id", "title": "title", "published": "date",
            "split": {"authors": ";"}, "metadata": {"authors": "authors"}}
 

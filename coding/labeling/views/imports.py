@@ -28,6 +28,9 @@ FORMAT_LABELS = {
     "github_file": gettext_lazy("Saved GitHub threads (JSON or JSON Lines)"),
     "csv_file": gettext_lazy("CSV with a column mapping"),
     "jsonl_file": gettext_lazy("JSON Lines with a field mapping"),
+    "ris_file": gettext_lazy("RIS (Zotero, EndNote, Mendeley)"),
+    "asreview_csv_file": gettext_lazy("ASReview-style CSV (title, abstract, doi, authors, "
+                                      "year)"),
     "arxiv_api": gettext_lazy("Live: arXiv API search"),
     "arxiv_oai": gettext_lazy("Live: arXiv OAI-PMH harvest"),
     "github": gettext_lazy("Live: a GitHub repository's issues and pull requests"),

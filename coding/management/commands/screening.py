@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from coding.management.studies import study_or_error
 from coding.screening import model as screening_model
-from coding.screening import progress, setup
+from coding.screening import priors, progress, setup
 
 
 class Command(BaseCommand):
@@ -19,10 +19,17 @@ class Command(BaseCommand):
         parser.add_argument("--target-recall", type=float)
         parser.add_argument("--confidence", type=float)
         parser.add_argument("--prior-rater", help="the rater whose answers are prior labels")
+        parser.add_argument("--prior-labels", metavar="FILE", help=(
+            "an ASReview-style CSV whose label_included column becomes the prior labels (its "
+            "records imported into the study first); --prior-rater names them"))
+        parser.add_argument("--exclude-answer", help=(
+            "the answer a 0 label becomes (default: the question's first answer that does not "
+            "include)"))
         parser.add_argument("--stop", action="store_true", help="stop screening")
         parser.add_argument("--resume", action="store_true", help="resume a stopped screening")
 
-    def handle(self, *args, study, question, include, stop, resume, **options):
+    def handle(self, *args, study, question, include, stop, resume, prior_labels,
+               exclude_answer, **options):
         found = study_or_error(study)
         given = {key: options[key] for key in ("model", "random_share", "target_recall",
                                                "confidence", "prior_rater")
@@ -34,6 +41,8 @@ class Command(BaseCommand):
                                           "question": question or current["question"],
                                           "include": (include.split(",") if include
                                                       else current["include"])})
+            if prior_labels:
+                self._priors(found, prior_labels, exclude_answer, options.get("prior_rater"))
             if stop:
                 progress.stop(found, None)
             if resume:
@@ -60,3 +69,19 @@ class Command(BaseCommand):
         self.stdout.write(f"{report['total']} records, {report['study']['not_screened']} not "
                           f"screened; stopping rule at {settings['target_recall']:.0%} recall, "
                           f"{settings['confidence']:.0%} confidence")
+
+    def _priors(self, study, path, exclude_answer, rater):
+        current = setup.settings_of(study)
+        if not current["question"]:
+            raise ValueError("Choose the screening question (--question, --include) first.")
+        question = setup.screening_question(study, current["question"])
+        exclude = exclude_answer or next(
+            (a for a in setup.answers_of(question) if a not in current["include"]), "")
+        rater = rater or priors.NAME
+        report = priors.import_priors(study, path, question=current["question"],
+                                      include=current["include"][0], exclude=exclude,
+                                      rater=rater).as_dict()["counts"]
+        setup.configure(study, **{**{k: current[k] for k in setup.DEFAULTS},
+                                  "prior_rater": rater})
+        self.stdout.write(f"{report['rows']} prior labels imported as {rater!r} "
+                          f"({report['new']} new, {report['changed']} changed).")

@@ -118,7 +118,8 @@ def test_an_owner_who_also_screens_has_read_the_others_work(client_for, people, 
 def test_the_page_and_api_cost_the_same_queries_at_any_size(client_for, people):
     study, relevant = make_screening(people, size=30)
     client = client_for(people["olive"])
-    urls = [f"/studies/{study.slug}/screening-round/", f"/api/studies/{study.slug}/screening-round/"]
+    urls = [f"/studies/{study.slug}/screening-round/",
+            f"/api/studies/{study.slug}/screening-round/"]
 
     def counts():
         found = []
