@@ -83,7 +83,8 @@ def tables(study, shape, names, withheld, roles=OWNER_LEVEL):
     for codebook in study.codebooks.order_by("pk"):
         version = codebook.current_version()
         if version is not None:
-            found.append((f"wide-{slugify(codebook.name)}", wide_fields(version),
+            screening = (study.screening or {}).get("question", "")
+            found.append((f"wide-{slugify(codebook.name)}", wide_fields(version, screening),
                           rows.wide_batches(study, codebook, version)))
     return found
 

@@ -13,6 +13,8 @@ ANSWERED, NOT_APPLICABLE, MISSING, UNDECIDED = "answered", "not_applicable", "mi
 # An item whose independent codings are not all in (or a calibration item, never decided):
 # no final value, and nothing for an adjudicator yet; undecided is a disagreement waiting.
 PENDING = "pending"
+# The screening decision of a record no screener read (a study that screens: coding.screening).
+NOT_SCREENED = "not_screened"
 # A question the codebook does not send to the adjudicator (free text by default) whose
 # coders' answers differ: each answer is in long, none is the final one.
 NOT_ADJUDICATED = "not_adjudicated"
@@ -257,8 +259,9 @@ NOTE_FIELDS = [
 ]
 
 
-def wide_fields(version):
-    """One row per item: the final value of each question of this codebook version."""
+def wide_fields(version, screening_question=""):
+    """One row per item: the final value of each question of this codebook version; the
+    study's screening decision question (if it screens) may also be not_screened."""
     fields = [
         Field("item_id", "integer", "The item's id in the study."),
         key_field("arXiv identifier or owner/repo#number."),
@@ -266,11 +269,11 @@ def wide_fields(version):
         Field("in_reliability_sample", "boolean", "Coded by the study's overlap of coders."),
     ]
     for question in version.questions.prefetch_related("options"):
-        fields += question_fields(question)
+        fields += question_fields(question, screening=question.key == screening_question)
     return fields
 
 
-def question_fields(question):
+def question_fields(question, screening=False):
     options = [o.value for o in question.options.all()]
     about = f"{question.text} ({question.get_kind_display().lower()}, {question.level})"
     if question.kind == "multiple":
@@ -287,12 +290,16 @@ def question_fields(question):
         columns = [s(question.key, about)]
     statuses = (ANSWERED, NOT_APPLICABLE, MISSING, UNDECIDED, PENDING,
                 *(() if question.is_adjudicated else (NOT_ADJUDICATED,)),
+                *((NOT_SCREENED,) if screening else ()),
                 *(options if question.kind == "number" else ()))
     return columns + [
         s(f"{question.key}__status", f"How {question.key} stands. {STATUS_NOTE}"
           + ("" if question.is_adjudicated else " not_adjudicated: the codebook does not send "
              "this question to the adjudicator and the coders' answers differ; each is in "
-             "long, none is final."), categories=statuses),
+             "long, none is final.")
+          + (" not_screened: the study's screening decision, and no screener read this "
+             "record (screening stopped, or has not reached it)." if screening else ""),
+          categories=statuses),
         s(f"{question.key}__method", f"How the final {question.key} was reached; empty if "
           "undecided; not_applicable when a decision on the question its condition names "
           "rules it out; not_adjudicated when the codebook leaves it to the coders and their "

@@ -31,7 +31,7 @@ from coding.access.blinding import KINDS
 from coding.catalog.landings import paper_inclusion
 from coding.codebooks.versions import is_shown
 from coding.export.fields import (
-    ANSWERED, MISSING, NOT_ADJUDICATED, NOT_APPLICABLE, PENDING, UNDECIDED,
+    ANSWERED, MISSING, NOT_ADJUDICATED, NOT_APPLICABLE, NOT_SCREENED, PENDING, UNDECIDED,
 )
 from coding.models import Assignment, Coding, Decision, Item, Question, RaterCoding
 
@@ -621,6 +621,8 @@ def wide_batches(study, codebook, version):
     each question once an item's decisions are read is its current decision."""
     questions = list(version.questions.prefetch_related("options"))
     cells = [_wide_question(question) for question in questions]
+    screening = (study.screening or {}).get("question")
+    screening_status = f"{screening}__status" if screening else None
     found = (Item.objects.alive().filter(study=study, codebook=codebook).order_by("pk")
              .values_list("pk", "document__key", "round", "in_reliability_sample", "target"))
     decisions_ = chain.from_iterable(read_ahead(
@@ -653,6 +655,11 @@ def wide_batches(study, codebook, version):
         ruled_out = [set() for _ in finals]  # per item, filled in codebook order
         for question_cells in cells:
             columns.update(question_cells(finals, hows, ruled_out, complete))
+        if screening_status in columns:
+            # A record no screener read: not screened, rather than waiting for its codings.
+            columns[screening_status] = [
+                NOT_SCREENED if status == PENDING and not submitted.get(item_id) else status
+                for status, item_id in zip(columns[screening_status], columns["item_id"])]
         yield Columns(columns, len(chunk))
 
 
