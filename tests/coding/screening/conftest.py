@@ -20,7 +20,7 @@ SCREENING_CODEBOOK = {
         {"key": "decision", "kind": "single", "text": "Include this record?",
          "options": [{"value": "include", "label": "Include"},
                      {"value": "exclude", "label": "Exclude"}]},
-        {"key": "reasons", "kind": "multiple", "text": "Why exclude?",
+        {"key": "reasons", "kind": "multiple", "text": "Why exclude?", "required": False,
          "show_if": {"question": "decision", "in": ["exclude"]},
          "options": [{"value": "off_topic", "label": "Off topic"},
                      {"value": "no_method", "label": "No method"}]},
@@ -44,8 +44,9 @@ def record(n, relevant, rng):
         metadata={"abstract": abstract, "authors": ["Ann Example"]})
 
 
-def make_screening(people, size=60, share=0.2, overlap=2, seed=3):
-    """(study, relevant item ids): `size` records, `share` of them relevant."""
+def make_screening(people, size=60, share=0.2, overlap=2, seed=3, **settings):
+    """(study, relevant item ids): `size` records, `share` of them relevant; `settings`
+    override the screening settings (random order share 0 by default, so tests are exact)."""
     study = factories.study("Screening study", owner=people["olive"], overlap=overlap)
     for name, role in people["names"].items():
         factories.member(study, people[name], role)
@@ -57,8 +58,8 @@ def make_screening(people, size=60, share=0.2, overlap=2, seed=3):
         item = queue.add_item(study, record(n, is_relevant, rng), book)
         if is_relevant:
             relevant.add(item.pk)
-    configure(study, question="decision", include=["include"], random_share=0.0,
-              user=people["olive"])
+    configure(study, question="decision", include=["include"],
+              **{"random_share": 0.0, **settings}, user=people["olive"])
     return study, relevant
 
 
