@@ -9,8 +9,9 @@ adjudicator's work. A ranking needs one include and one exclude; before that the
 serves that screener in random order.
 
 The features of the study's records (coding.screening.model.features, of what a coder sees:
-blinded fields removed) are kept in a file per study under VAR_DIR/cache/screening: a
-cache, rebuilt when missing, appended to when records were added since. A retrain reads it,
+blinded fields removed) are kept in a file per study under VAR_DIR/cache/screening, a row
+per snapshot content (its SHA-256): a cache, rebuilt when missing, appended to when records
+were added since. A retrain reads it,
 fits, ranks the records that screener has not screened and replaces their ranking row in one
 statement; the queue serves the previous row until then.
 
@@ -61,14 +62,16 @@ def _cache_path(study):
     return Path(settings.VAR_DIR) / "cache" / "screening" / f"study-{study.pk}-{seen}.npz"
 
 
-def _keys(items, snapshots):
-    """One number per (item, snapshot): a row of the cache belongs to that content only."""
-    return np.asarray(items, dtype=np.int64) * 2**32 + np.asarray(snapshots, dtype=np.int64)
+def _key(sha256):
+    """A snapshot's row in the cache: the first 64 bits of its content's SHA-256. Features
+    depend on the content alone, so a database rebuilt with the same ids never reads
+    another record's row."""
+    return int.from_bytes(bytes.fromhex(sha256[:16]), "big", signed=True)
 
 
-def features(study, items, snapshots):
-    """The feature rows of the items (with their snapshots), from the study's cache file,
-    computing and appending what it lacks."""
+def features(study, snapshots):
+    """The feature rows of the snapshots ((id, sha256) pairs, in the order wanted), from the
+    study's cache file, computing and appending what it lacks."""
     path = _cache_path(study)
     cached, matrix = np.zeros(0, dtype=np.int64), None
     if path.exists():
@@ -79,16 +82,16 @@ def features(study, items, snapshots):
                                            shape=tuple(stored["shape"]))
         except (OSError, ValueError, KeyError):
             cached, matrix = np.zeros(0, dtype=np.int64), None
-    keys = _keys(items, snapshots)
+    keys = np.array([_key(sha) for _, sha in snapshots], dtype=np.int64)
+    snapshot_of = dict(zip(keys.tolist(), (pk for pk, _ in snapshots)))
     missing = np.setdiff1d(keys, cached)
     if len(missing):
         parts = [] if matrix is None else [matrix]
         for start in range(0, len(missing), BATCH):
-            chunk = missing[start:start + BATCH]
-            contents = dict(Snapshot.objects.filter(pk__in=(chunk % 2**32).tolist())
-                            .values_list("pk", "content"))
-            parts.append(screening_model.features([text_of(study, contents[int(key % 2**32)])
-                                                   for key in chunk]))
+            chunk = [snapshot_of[key] for key in missing[start:start + BATCH].tolist()]
+            contents = dict(Snapshot.objects.filter(pk__in=chunk).values_list("pk", "content"))
+            parts.append(screening_model.features([text_of(study, contents[pk])
+                                                   for pk in chunk]))
         cached = np.concatenate([cached, missing])
         matrix = sparse.vstack(parts, format="csr")
         by_key = np.argsort(cached, kind="stable")
@@ -147,9 +150,9 @@ def retrain(study, coder):
         ScreeningRanking.objects.filter(study=study, coder=coder).delete()
         return None
     rows = list(Item.objects.alive().filter(study=study, round=Item.Round.MAIN)
-                .order_by("pk").values_list("pk", "snapshot_id"))
-    ids = np.array([pk for pk, _ in rows], dtype=np.int64)
-    counts = features(study, ids, [snapshot for _, snapshot in rows])
+                .order_by("pk").values_list("pk", "snapshot_id", "snapshot__sha256"))
+    ids = np.array([pk for pk, _, _ in rows], dtype=np.int64)
+    counts = features(study, [(snapshot, sha) for _, snapshot, sha in rows])
     position = {pk: row for row, pk in enumerate(ids.tolist())}
     known = [(position[pk], value) for pk, value in labels.items() if pk in position]
     rows = [row for row, _ in known]

@@ -123,3 +123,15 @@ def test_the_random_share_is_served_from_the_random_walk_and_marked(people):
     served = [screen(study, cora, relevant, retrain=False).served for _ in range(30)]
     assert set(served) == {"ranked", "random"}
     assert 5 <= served.count("random") <= 25
+
+
+def test_the_feature_cache_keeps_a_row_per_content_whatever_the_ids(screening, people):
+    """Features are cached by each snapshot's content hash: a database rebuilt with the same
+    ids but other text (a test's rolled-back rows, a restore) never reads another's row."""
+    study, _ = screening
+    first, second = [item.snapshot for item in study.items.order_by("pk")[:2]]
+    both = rankings.features(study, [(first.pk, first.sha256), (second.pk, second.sha256)])
+    assert both.shape[0] == 2 and (both[0] != both[1]).nnz
+    # The same content under another id reads the same row; the order asked is kept.
+    again = rankings.features(study, [(second.pk, second.sha256), (999_999, first.sha256)])
+    assert (again[0] != both[1]).nnz == 0 and (again[1] != both[0]).nnz == 0
