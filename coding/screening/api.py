@@ -71,8 +71,11 @@ class Screening(APIView):
 
 
 class ScreeningStop(APIView):
-    @extend_schema(request=None, responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description=(
-        "The stop as recorded: at, by, estimate (the study's figures at that moment)."))})
+    @extend_schema(request=None, responses={
+        200: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+            "The stop as recorded: at, by, estimate (the study's figures at that moment).")),
+        400: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+            "{screening: [why]}: the study does not screen."))})
     def post(self, request, slug):
         """Stop screening (owners): the queue serves no more records; those never screened
         are exported as not screened."""
