@@ -44,3 +44,28 @@ def run_screening_rank(job, report):
     study = Study.objects.get(pk=job.params["study"])
     coder = get_user_model().objects.get(pk=job.params["coder"])
     return run(study, coder, report=report)
+
+
+@job_handler("screening_simulate")
+def run_screening_simulate(job, report):
+    """Replay a study's decided records as a screener would (coding.screening.simulate)."""
+    from django.utils.translation import gettext
+
+    from coding.models import Study
+    from coding.screening.setup import settings_of
+    from coding.screening.simulate import labelled_study, simulate, summary
+    from workbench.jobs import JobError
+
+    study = Study.objects.get(pk=job.params["study"])
+    setup = settings_of(study)
+    texts, labels, _ids = labelled_study(study, setup["question"], setup["include"])
+    if len(set(labels.tolist())) < 2 or labels.sum() < 1 or (labels == 0).sum() < 1:
+        raise JobError(gettext("A replay needs decided records both included and excluded."))
+    seeds = job.params.get("seeds", 1)
+    runs = []
+    for seed in range(seeds):
+        report(seed, seeds, f"replay {seed + 1} of {seeds}")
+        runs.append(simulate(texts, labels, seed=seed, model=job.params.get("model",
+                                                                            setup["model"]),
+                             target=setup["target_recall"], confidence=setup["confidence"]))
+    return summary(runs)

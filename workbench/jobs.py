@@ -105,7 +105,9 @@ KIND_LABELS = {"ingest": _("Ingest"), "import_to_study": _("Import into a study"
                "export": _("Export"), "agreement": _("Agreement report"),
                "scan_framework": _("History scan"), "load_demo": _("Demo study"),
                "rebuild_disagreements": _("Disagreements rebuild"),
-               "import_rater_codings": _("Rater codings import")}
+               "import_rater_codings": _("Rater codings import"),
+               "screening_rank": _("Screening ranking"),
+               "screening_simulate": _("Screening replay")}
 
 
 class JobError(Exception):

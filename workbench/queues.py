@@ -9,7 +9,7 @@ Jobs of one group share a queue, and each group can have workers of its own, so 
 |           | load_demo                                      |                              |
 | export    | export, backup_study, restore_study            | CPU and disk, long           |
 | agreement | agreement, rebuild_disagreements,              | short, wanted soon           |
-|           | screening_rank                                 |                              |
+|           | screening_rank, screening_simulate             |                              |
 | scan      | scan_framework                                 | git history, long            |
 
 A group's queue is named `<namespace>.<group>`, the namespace being WORKBENCH_QUEUE
@@ -36,7 +36,8 @@ logger = logging.getLogger(__name__)
 GROUPS = {
     "ingest": ("ingest", "import_to_study", "import_rater_codings", "load_demo"),
     "export": ("export", "backup_study", "restore_study"),
-    "agreement": ("agreement", "rebuild_disagreements", "screening_rank"),
+    "agreement": ("agreement", "rebuild_disagreements", "screening_rank",
+                  "screening_simulate"),
     "scan": ("scan_framework",),
 }
 ROUTES = {kind: group for group, kinds in GROUPS.items() for kind in kinds}

@@ -32,7 +32,8 @@ _ITEM = fields(Item)
 def pick(study, coder, lock_random):
     """(item or None, how it was served, its place in the ranking or None)."""
     share = float(study.screening.get("random_share", 0.05))
-    if _eligible(study, coder).filter(priority__gt=0).exists() or _draw.random() < share:
+    if _eligible(study, coder).filter(priority__gt=0).order_by().exists() or \
+            _draw.random() < share:
         item = lock_random(study, coder, Item.Round.MAIN)
         return item, (RANDOM if item is not None and item.priority == 0 else UNRANKED), None
     ranking = (ScreeningRanking.objects.filter(study_id=study.pk, coder_id=coder.pk)
@@ -55,14 +56,15 @@ def _first_open(study, coder, ids, offset):
     eligible = _eligible(study, coder)
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start:start + CHUNK].tolist()
-        open_ids = set(eligible.filter(pk__in=chunk).values_list("pk", flat=True))
+        open_ids = _open_among(study, coder, chunk)
         for place, pk in enumerate(chunk, start=offset + start + 1):
             if pk not in open_ids:
                 continue
-            row = (eligible.filter(pk=pk)
-                   .annotate(lapsed=Exists(mine.filter(status=Assignment.Status.RELEASED)))
-                   .select_for_update(skip_locked=True, of=("self",))
-                   .values_list(*_ITEM, "lapsed").first())
+            rows = (eligible.filter(pk=pk).order_by()
+                    .annotate(lapsed=Exists(mine.filter(status=Assignment.Status.RELEASED)))
+                    .select_for_update(skip_locked=True, of=("self",))
+                    .values_list(*_ITEM, "lapsed")[:1])
+            row = next(iter(rows), None)
             if row is not None:
                 item = instance(Item, row[:-1])
                 item.lapsed = row[-1]
@@ -76,3 +78,19 @@ def _eligible(study, coder):
     return (Item.objects.alive().filter(study_id=study.pk, round=Item.Round.MAIN,
                                         taken__lt=F("target"))
             .exclude(Exists(mine.exclude(status=Assignment.Status.RELEASED))))
+
+
+def _open_among(study, coder, ids):
+    """Which of `ids` the queue's rule lets the coder take, by two lookups on keys (the
+    items by id, then the coder's assignments of them): cheap whatever the planner's
+    statistics (before ANALYZE, the whole rule with an IN list took 30 ms at 30,000 items,
+    the study's items scanned)."""
+    candidates = {pk for pk, taken, target in Item.objects.filter(
+        pk__in=ids, study_id=study.pk, round=Item.Round.MAIN, deleted_at__isnull=True)
+        .order_by().values_list("pk", "taken", "target") if taken < target}
+    if not candidates:
+        return candidates
+    held = set(Assignment.objects.filter(coder_id=coder.pk, item_id__in=candidates)
+               .exclude(status=Assignment.Status.RELEASED).order_by()
+               .values_list("item_id", flat=True))
+    return candidates - held

@@ -4,7 +4,7 @@ stop and resume. The page and `manage.py screening` use the same pieces
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -15,6 +15,7 @@ from coding.labeling.codings import record_reads
 from coding.models import OthersWorkRead, Role
 from coding.screening import model as screening_model
 from coding.screening import progress, setup
+from workbench.api import JobSerializer
 
 
 class SettingsSerializer(serializers.Serializer):
@@ -93,3 +94,26 @@ class ScreeningResume(APIView):
         """Resume a stopped screening (owners)."""
         study = access_study(request.user, slug, roles={Role.OWNER})
         return Response({"undone": progress.resume(study, request.user)})
+
+
+class ReplaySerializer(serializers.Serializer):
+    seeds = serializers.IntegerField(default=5, min_value=1, max_value=progress.MAX_SEEDS)
+    model = serializers.ChoiceField(choices=sorted(screening_model.MODELS), required=False)
+
+
+class ScreeningReplay(APIView):
+    @extend_schema(request=ReplaySerializer, responses={202: JobSerializer, 400: OpenApiResponse(
+        OpenApiTypes.OBJECT, description="{field: [why]}")})
+    def post(self, request, slug):
+        """Replay the study's decided records as a screener would, from one include and one
+        exclude per seed, as a background job (owners): its result holds records to 95% and
+        100% recall, WSS@95, RRF@10 and where the stopping rule would have stopped."""
+        study = access_study(request.user, slug, roles={Role.OWNER})
+        given = ReplaySerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            job = progress.replay_study(study, request.user, **given.validated_data)
+        except ValueError as problem:
+            raise ValidationError({"screening": [str(problem)]}) from problem
+        job.refresh_from_db()
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)

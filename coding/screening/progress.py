@@ -18,6 +18,7 @@ from coding.access.audit import record, target_of
 from coding.models import Coding, Decision, Item, Membership, Role
 from coding.screening import stopping
 from coding.screening.setup import is_include, settings_of
+from workbench import jobs
 
 CURVE_POINTS = 200  # points of a recall curve sent to a page
 
@@ -122,3 +123,24 @@ def resume(study, user):
     record(user, study, "screening.resume", target_of("study", name=study.name),
            stopped_at=(stopped or {}).get("at"))
     return stopped
+
+
+MAX_SEEDS = 20
+
+
+def replay_study(study, user, *, seeds=5, model=None):
+    """Start a replay of the study's decided records as a job (screening_simulate): what
+    the ranking would have saved on this study; ValueError when it cannot run."""
+    from coding.screening.model import MODELS
+
+    setup = settings_of(study)
+    if not setup["question"]:
+        raise ValueError(gettext("The study does not screen: choose its screening question "
+                                 "first."))
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_SEEDS:
+        raise ValueError(gettext("seeds: a whole number from 1 to %(most)s.")
+                         % {"most": MAX_SEEDS})
+    if model is not None and model not in MODELS:
+        raise ValueError(gettext("model: one of %(models)s.") % {"models": ", ".join(MODELS)})
+    return jobs.enqueue("screening_simulate", {"study": study.pk, "seeds": seeds,
+                                               "model": model or setup["model"]}, user=user)

@@ -138,3 +138,35 @@ def simulate(texts, labels, *, seed=0, priors=None, model=screening_model.DEFAUL
         "order": order, "served": served,
         "seconds": time.perf_counter() - started,
     }
+
+
+def labelled_study(study, question, include):
+    """(texts, labels, item ids) of a study's records whose screening decision is final, the
+    text as coders see it, the label from the decision: what a replay of the study reads."""
+    from coding.models import Decision
+    from coding.screening.rankings import text_of
+    from coding.screening.setup import is_include
+
+    decided = dict(Decision.objects.current().filter(
+        item__study=study, item__deleted_at__isnull=True, question_key=question)
+        .exclude(value=None).values_list("item_id", "value"))
+    texts, labels, ids = [], [], []
+    rows = (study.items.filter(pk__in=list(decided)).order_by("pk")
+            .values_list("pk", "snapshot__content"))
+    for pk, content in rows.iterator(chunk_size=2000):
+        texts.append(text_of(study, content))
+        labels.append(int(is_include(decided[pk], include)))
+        ids.append(pk)
+    return texts, np.asarray(labels, dtype=np.int64), ids
+
+
+def summary(runs):
+    """The mean of each figure over the replays, and the replays' figures (no curves)."""
+    keys = ("records_to_95", "records_to_100", "wss_95", "rrf_10", "stop", "stop_recall")
+
+    def mean(key):
+        values = [run[key] for run in runs if run[key] is not None]
+        return round(float(np.mean(values)), 4) if values else None
+
+    return {"counts": {"seeds": len(runs), **{key: mean(key) for key in keys}},
+            "runs": [{key: run[key] for key in ("seed", "priors", *keys)} for run in runs]}

@@ -83,6 +83,10 @@ def screening_page(request, slug):
             elif action == "resume":
                 progress.resume(study, request.user)
                 messages.success(request, _("Screening resumed."))
+            elif action == "replay":
+                seeds = int(_number(request.POST.get("seeds"), 0))
+                job = progress.replay_study(study, request.user, seeds=seeds)
+                return redirect("job-detail", job.pk)
             else:
                 raise setup.SettingsError("action", _("Choose an action."))
         except setup.SettingsError as problem:

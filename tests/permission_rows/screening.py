@@ -6,4 +6,5 @@ ROWS = {
     "api/studies/<slug:slug>/screening-round/": {"GET": "LNFFFFY", "PUT": "LNFFFFY"},
     "api/studies/<slug:slug>/screening-round/stop/": {"POST": "LNFFFFY"},
     "api/studies/<slug:slug>/screening-round/resume/": {"POST": "LNFFFFY"},
+    "api/studies/<slug:slug>/screening-round/replay/": {"POST": "LNFFFFY"},
 }

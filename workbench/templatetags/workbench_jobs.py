@@ -19,6 +19,13 @@ def background_work_delayed():
 
 # Counters that jobs report, as people read them; any other name as it is.
 COUNTER_LABELS = {
+    "seeds": gettext_lazy("Replays (seeds)"),
+    "records_to_95": gettext_lazy("Records needed for recall 0.95 (mean)"),
+    "records_to_100": gettext_lazy("Records needed for recall 1 (mean)"),
+    "wss_95": gettext_lazy("Work saved over sampling at recall 0.95 (mean)"),
+    "rrf_10": gettext_lazy("Recall after a tenth screened (mean)"),
+    "stop": gettext_lazy("Where the stopping rule stops (mean records)"),
+    "stop_recall": gettext_lazy("True recall there (mean)"),
     "read": gettext_lazy("Records read"), "added": gettext_lazy("Added"),
     "updated": gettext_lazy("Updated"), "unchanged": gettext_lazy("Unchanged"),
     "deleted": gettext_lazy("Marked deleted"),  # an OAI-PMH deletion: the document is kept

@@ -159,3 +159,30 @@ def test_a_retrain_of_one_screener_changes_no_figure_of_another(client_for, peop
     rankings.retrain(study, people["cora"])
     after = client.get(f"/api/studies/{study.slug}/screening-round/").json()
     assert json.dumps(before["screeners"]) == json.dumps(after["screeners"])
+
+
+def test_a_replay_of_the_decided_records_runs_as_a_job_with_its_figures(
+        client_for, people, screened, django_capture_on_commit_callbacks):
+    from coding.models import Decision, Item
+    from workbench.models import Job
+
+    study, relevant = screened
+    # Decide every record, as adjudicators would have by the end of a study.
+    for item in Item.objects.filter(study=study):
+        Decision.objects.create(item=item, question_key="decision", revision=99,
+                                value="include" if item.pk in relevant else "exclude",
+                                method="adjudicated", decided_by=people["ada"])
+    client = client_for(people["olive"])
+    refused = client.post(f"/api/studies/{study.slug}/screening-round/replay/",
+                          {"seeds": 50}, content_type="application/json")
+    assert refused.status_code == 400 and "seeds" in refused.json()
+    with django_capture_on_commit_callbacks(execute=True):
+        started = client.post(f"/api/studies/{study.slug}/screening-round/replay/",
+                              {"seeds": 2}, content_type="application/json")
+    assert started.status_code == 202
+    job = Job.objects.get(pk=started.json()["id"])
+    assert job.status == Job.Status.DONE, job.error
+    counts = job.result["counts"]
+    assert counts["seeds"] == 2 and counts["records_to_100"] is not None
+    assert counts["records_to_100"] <= 58  # 60 records, two of them priors
+    assert [run["seed"] for run in job.result["runs"]] == [0, 1]
