@@ -12,7 +12,8 @@ Served at random instead, and marked so on the assignment: a share of records
 (`random_share`, for the recall estimate of coding.screening.stopping), every record
 before the screener has a ranking (no include and exclude yet), and items the owners put
 in front (priority above 0) while any is left. A random serve is the queue's own random
-walk, whose order no label touches.
+walk, whose order no label touches. A ranking that no longer holds an eligible record in its
+first HEAD + WALK ids (its retrains far behind) is left for the random walk, marked unranked.
 """
 
 import random
@@ -25,6 +26,9 @@ from workbench.prepared import fields, instance
 
 RANKED, RANDOM, UNRANKED = "ranked", "random", "unranked"
 CHUNK = 100  # ranked ids checked per statement
+# Ranked ids read past the head at most: a ranking many retrains behind (no worker) falls
+# back to random order rather than walk the whole study, two statements per CHUNK.
+WALK = 1000
 _draw = random.SystemRandom()
 _ITEM = fields(Item)
 
@@ -43,7 +47,8 @@ def pick(study, coder, lock_random):
         if found is None:
             rest = (ScreeningRanking.objects.filter(study_id=study.pk, coder_id=coder.pk)
                     .values_list("rest", flat=True).first())
-            found = _first_open(study, coder, np.frombuffer(bytes(rest or b""), dtype="<i8"),
+            found = _first_open(study, coder,
+                                np.frombuffer(bytes(rest or b""), dtype="<i8")[:WALK],
                                 len(ranking) // 8)
         if found is not None:
             return found[0], RANKED, found[1]

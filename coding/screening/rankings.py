@@ -149,20 +149,23 @@ def retrain(study, coder):
     if len(set(labels.values())) < 2:
         ScreeningRanking.objects.filter(study=study, coder=coder).delete()
         return None
-    rows = list(Item.objects.alive().filter(study=study, round=Item.Round.MAIN)
-                .order_by("pk").values_list("pk", "snapshot_id", "snapshot__sha256"))
-    ids = np.array([pk for pk, _, _ in rows], dtype=np.int64)
-    counts = features(study, [(snapshot, sha) for _, snapshot, sha in rows])
+    items = list(Item.objects.alive().filter(study=study, round=Item.Round.MAIN)
+                 .order_by("pk").values_list("pk", "snapshot_id", "snapshot__sha256",
+                                             "taken", "target"))
+    ids = np.array([item[0] for item in items], dtype=np.int64)
+    counts = features(study, [(snapshot, sha) for _, snapshot, sha, _, _ in items])
     position = {pk: row for row, pk in enumerate(ids.tolist())}
     known = [(position[pk], value) for pk, value in labels.items() if pk in position]
-    rows = [row for row, _ in known]
     scores = screening_model.ranker(setup["model"], study.queue_seed).scores(
-        counts, rows, [value for _, value in known])
-    screened = np.zeros(len(ids), dtype=bool)
-    screened[[position[pk] for pk in own if pk in position]] = True
+        counts, [row for row, _ in known], [value for _, value in known])
+    # Left out: what the screener screened, and records already with all the screeners
+    # their overlap wants (other screeners' assignments, never their labels), so the queue
+    # does not walk past them (with one screener per record, most of what others took).
+    left_out = np.array([taken >= target for _, _, _, taken, target in items], dtype=bool)
+    left_out[[position[pk] for pk in own if pk in position]] = True
     tiebreak = (ids * 2654435761 + study.queue_seed) % 2**32
     order = screening_model.order(scores, tiebreak)
-    ranked = ids[order[~screened[order]]].astype("<i8")
+    ranked = ids[order[~left_out[order]]].astype("<i8")
     fields = {
         "model": setup["model"], "labels": len(labels), "includes": sum(labels.values()),
         "last_coding_id": last, "trained_at": timezone.now(), "ranked": len(ranked),

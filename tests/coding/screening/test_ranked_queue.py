@@ -135,3 +135,21 @@ def test_the_feature_cache_keeps_a_row_per_content_whatever_the_ids(screening, p
     # The same content under another id reads the same row; the order asked is kept.
     again = rankings.features(study, [(second.pk, second.sha256), (999_999, first.sha256)])
     assert (again[0] != both[1]).nnz == 0 and (again[1] != both[0]).nnz == 0
+
+
+def test_with_one_screener_per_record_a_ranking_leaves_out_what_others_took(people):
+    """Overlap 1: records another screener took are out of a screener's next ranking (their
+    assignments, not their labels), so the queue does not walk past them."""
+    from tests.coding.screening.conftest import make_screening
+
+    study, relevant = make_screening(people, size=40, overlap=1)
+    cora, cyril = people["cora"], people["cyril"]
+    include = min(relevant)
+    exclude = min(pk for pk in study.items.values_list("pk", flat=True) if pk not in relevant)
+    for pk, value in ((include, True), (exclude, False)):
+        record_coding(queue.assign(study.items.get(pk=pk), cora), answer(value))
+    taken = [screen(study, cyril, relevant, retrain=False).item_id for _ in range(6)]
+    ranking = rankings.retrain(study, cora)
+    order = np.frombuffer(bytes(ranking.head), dtype="<i8").tolist()
+    assert not set(order) & set(taken) and not set(order) & {include, exclude}
+    assert ranking.ranked == 40 - 6 - 2
