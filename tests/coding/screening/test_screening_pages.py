@@ -10,19 +10,24 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from coding.actions.submit import record_coding
 from coding.labeling import queue
 from coding.models import AuditEntry, OthersWorkRead
 from coding.screening import rankings
-from tests.coding.screening.conftest import make_screening
+from tests.coding.screening.conftest import answer, make_screening
 from tests.coding.screening.test_ranked_queue import screen
 
 
 @pytest.fixture
 def screened(people):
-    """The screening study with cora's and cyril's first labels: 8 records each."""
+    """The screening study with cora's and cyril's first labels: 8 records each, the first
+    an include."""
     study, relevant = make_screening(people)
+    first = study.items.get(pk=min(relevant))
     for coder in (people["cora"], people["cyril"]):
-        for _ in range(8):
+        # One include each for sure (the random order alone gave none now and then).
+        record_coding(queue.assign(first, coder), answer(True))
+        for _ in range(7):
             screen(study, coder, relevant, retrain=False)
     return study, relevant
 
