@@ -38,6 +38,8 @@ urlpatterns = router.urls + [
          name="api-screening-round-resume"),
     path("studies/<slug:slug>/screening-round/replay/", screening.ScreeningReplay.as_view(),
          name="api-screening-round-replay"),
+    path("studies/<slug:slug>/screening-round/priors/", screening.ScreeningPriors.as_view(),
+         name="api-screening-round-priors"),
     path("studies/<slug:slug>/assignments/", views.AssignmentList.as_view(),
          name="api-assignments"),
     path("studies/<slug:slug>/codings/", views.CodingList.as_view(), name="api-codings"),

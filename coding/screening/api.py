@@ -6,6 +6,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -14,7 +15,7 @@ from coding.access.roles import access_study
 from coding.labeling.codings import record_reads
 from coding.models import OthersWorkRead, Role
 from coding.screening import model as screening_model
-from coding.screening import progress, setup
+from coding.screening import priors, progress, setup
 from workbench.api import JobSerializer
 
 
@@ -117,3 +118,33 @@ class ScreeningReplay(APIView):
             raise ValidationError({"screening": [str(problem)]}) from problem
         job.refresh_from_db()
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class PriorsUpload(serializers.Serializer):
+    file = serializers.FileField(help_text=(
+        "An ASReview-style CSV (title, optional doi and year, label_included 0/1, blank for "
+        "unlabelled) whose records are in the study."))
+    rater = serializers.SlugField(default=priors.NAME, help_text="The outside rater's name.")
+
+
+class ScreeningPriors(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request={"multipart/form-data": PriorsUpload}, responses={
+        200: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+            "rows, new, changed, unchanged, errors: the labels imported as the rater's "
+            "answers, now the study's prior labels.")),
+        400: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+            "{file: [why, with the line]}; nothing stored."))})
+    def post(self, request, slug):
+        """Import a file's label_included as the study's prior labels (owners)."""
+        study = access_study(request.user, slug, roles={Role.OWNER})
+        given = PriorsUpload(data=request.data)
+        given.is_valid(raise_exception=True)
+        upload = given.validated_data["file"]
+        try:
+            counts = priors.use_priors(study, upload.file, user=request.user,
+                                       rater=given.validated_data["rater"], name=upload.name)
+        except (ValueError, UnicodeDecodeError) as problem:
+            raise ValidationError({"file": [str(problem)]}) from problem
+        return Response(counts)

@@ -17,7 +17,7 @@ from coding.access.roles import access_study
 from coding.labeling.codings import record_reads
 from coding.models import CodebookVersion, OthersWorkRead, Rater, Role
 from coding.screening import model as screening_model
-from coding.screening import progress, setup
+from coding.screening import priors, progress, setup
 from coding.screening.charts import recall_svg
 
 
@@ -83,6 +83,14 @@ def screening_page(request, slug):
             elif action == "resume":
                 progress.resume(study, request.user)
                 messages.success(request, _("Screening resumed."))
+            elif action == "priors":
+                upload = request.FILES.get("file")
+                if upload is None:
+                    raise setup.SettingsError("file", _("Choose the file of prior labels."))
+                counts = priors.use_priors(study, upload.file, user=request.user,
+                                           name=upload.name)
+                messages.success(request, _("%(rows)s prior labels imported.")
+                                 % {"rows": counts["rows"]})
             elif action == "replay":
                 seeds = int(_number(request.POST.get("seeds"), 0))
                 job = progress.replay_study(study, request.user, seeds=seeds)
@@ -91,8 +99,8 @@ def screening_page(request, slug):
                 raise setup.SettingsError("action", _("Choose an action."))
         except setup.SettingsError as problem:
             errors, status = {problem.field: str(problem)}, 400
-        except ValueError as problem:
-            errors, status = {"screening": str(problem)}, 400
+        except (ValueError, UnicodeDecodeError) as problem:
+            errors, status = {"screening" if action != "priors" else "file": str(problem)}, 400
         else:
             return redirect(request.path)
     report = progress.progress(study)

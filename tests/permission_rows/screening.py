@@ -7,4 +7,5 @@ ROWS = {
     "api/studies/<slug:slug>/screening-round/stop/": {"POST": "LNFFFFY"},
     "api/studies/<slug:slug>/screening-round/resume/": {"POST": "LNFFFFY"},
     "api/studies/<slug:slug>/screening-round/replay/": {"POST": "LNFFFFY"},
+    "api/studies/<slug:slug>/screening-round/priors/": {"POST": "LNFFFFY"},
 }

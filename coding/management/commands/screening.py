@@ -33,7 +33,8 @@ class Command(BaseCommand):
         found = study_or_error(study)
         given = {key: options[key] for key in ("model", "random_share", "target_recall",
                                                "confidence", "prior_rater")
-                 if options.get(key) is not None}
+                 if options.get(key) is not None
+                 and not (key == "prior_rater" and prior_labels)}  # named once imported
         try:
             if question or include or given:
                 current = setup.settings_of(found)
@@ -47,7 +48,7 @@ class Command(BaseCommand):
                 progress.stop(found, None)
             if resume:
                 progress.resume(found, None)
-        except ValueError as error:
+        except (ValueError, OSError) as error:
             raise CommandError(str(error)) from None
         report = progress.progress(found)
         settings = report["settings"]
@@ -71,17 +72,8 @@ class Command(BaseCommand):
                           f"{settings['confidence']:.0%} confidence")
 
     def _priors(self, study, path, exclude_answer, rater):
-        current = setup.settings_of(study)
-        if not current["question"]:
-            raise ValueError("Choose the screening question (--question, --include) first.")
-        question = setup.screening_question(study, current["question"])
-        exclude = exclude_answer or next(
-            (a for a in setup.answers_of(question) if a not in current["include"]), "")
-        rater = rater or priors.NAME
-        report = priors.import_priors(study, path, question=current["question"],
-                                      include=current["include"][0], exclude=exclude,
-                                      rater=rater).as_dict()["counts"]
-        setup.configure(study, **{**{k: current[k] for k in setup.DEFAULTS},
-                                  "prior_rater": rater})
-        self.stdout.write(f"{report['rows']} prior labels imported as {rater!r} "
-                          f"({report['new']} new, {report['changed']} changed).")
+        counts = priors.use_priors(study, path, exclude=exclude_answer,
+                                   rater=rater or priors.NAME)
+        self.stdout.write(f"{counts['rows']} prior labels imported as "
+                          f"{rater or priors.NAME!r} ({counts['new']} new, "
+                          f"{counts['changed']} changed).")

@@ -90,3 +90,25 @@ def test_the_command_imports_priors_and_names_them_in_the_settings(pooled, peopl
         other = path.parent / "nolabels.csv"
         other.write_text("title\nA\n")
         call_command("screening", study.slug, "--prior-labels", str(other), stdout=out)
+
+
+def test_the_api_and_the_page_import_priors_from_an_upload(pooled, people, client_for):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    study, path = pooled
+    client = client_for(people["olive"])
+    done = client.post(f"/api/studies/{study.slug}/screening-round/priors/",
+                       {"file": SimpleUploadedFile("set.csv", path.read_bytes())})
+    assert done.status_code == 200 and done.json()["rows"] == 4
+    study.refresh_from_db()
+    assert study.screening["prior_rater"] == "prior-labels"
+    bad = client.post(f"/api/studies/{study.slug}/screening-round/priors/",
+                      {"file": SimpleUploadedFile("odd.csv", b"title,label_included\nA,2\n")})
+    assert bad.status_code == 400
+    assert "odd.csv, line 2: label_included is “2”" in bad.json()["file"][0]
+    page = client.post(f"/studies/{study.slug}/screening-round/", {
+        "action": "priors", "file": SimpleUploadedFile("set.csv", path.read_bytes())})
+    assert page.status_code == 302
+    refused = client.post(f"/studies/{study.slug}/screening-round/", {
+        "action": "priors", "file": SimpleUploadedFile("odd.csv", b"title\nA\n")})
+    assert refused.status_code == 400 and "<code>file</code>" in refused.content.decode()
