@@ -63,9 +63,11 @@ def asreview_order(binary, dataset, priors, seed):
     with tempfile.TemporaryDirectory() as folder:
         project = Path(folder) / "run.asreview"
         started = time.perf_counter()
-        subprocess.run([str(binary), "simulate", str(dataset), "--prior-idx",
+        # In its own folder: asreview leaves a dataset cache (synergy_cache.sqlite) in the
+        # working directory.
+        subprocess.run([str(binary), "simulate", str(Path(dataset).resolve()), "--prior-idx",
                         *map(str, priors), "--seed", str(seed), "-o", str(project)],
-                       check=True, capture_output=True)
+                       check=True, capture_output=True, cwd=folder)
         wall = time.perf_counter() - started
         with zipfile.ZipFile(project) as archive:
             archive.extract("results.db", folder)

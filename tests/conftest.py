@@ -216,3 +216,15 @@ def the_default_language():
 
     translation.activate(settings.LANGUAGE_CODE)
     yield
+
+
+
+def page_queries(client, url):
+    """The statements one GET of `url` ran (it must answer 200): what the query-count tests
+    hold equal at two study sizes."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200, url
+    return len(queries)

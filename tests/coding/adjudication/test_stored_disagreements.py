@@ -16,6 +16,7 @@ from coding.labeling import queue
 from coding.models import Assignment, Coding, Item, Role, StoredDisagreement
 from ingest.models import Document, Snapshot, content_sha256
 from tests import factories
+from tests.conftest import page_queries as queries
 
 ANSWERS = {"size_b": 7, "failures": ["none"], "code_released": "no"}
 
@@ -182,12 +183,6 @@ def test_the_review_list_costs_the_same_queries_at_50_and_500_items(alpha, peopl
     for _ in range(5):
         deep = ada.get(deep["next"]).json()
     assert queries(ada, deep["next"]) == small[2]
-
-
-def queries(client, url):
-    with CaptureQueriesContext(connection) as captured:
-        assert client.get(url).status_code == 200
-    return len(captured)
 
 
 def test_deciding_on_the_review_page_opens_the_next_open_item(split, people, client_for):

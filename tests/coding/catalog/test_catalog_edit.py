@@ -10,13 +10,12 @@ from datetime import UTC, datetime
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from coding.catalog import landings
 from coding.models import AuditEntry, Framework, FrameworkScan, Landing, Method, OptionName, Role
 from tests import factories
 from tests.coding.catalog.test_landings import Repo
+from tests.conftest import page_queries
 
 PAGE = "/studies/{}/catalog/edit/"
 
@@ -488,13 +487,6 @@ def fill_catalog(study, methods, frameworks):
         Landing.objects.create(method=method, framework=made[0], option_name=f"opt_{m}",
                                commit="b" * 40, committed_at=datetime(2025, 2, 1, tzinfo=UTC))
     return Method.objects.filter(study=study).first()
-
-
-def page_queries(client, url):
-    with CaptureQueriesContext(connection) as queries:
-        response = client.get(url)
-    assert response.status_code == 200
-    return len(queries)
 
 
 def test_the_edit_page_and_lists_cost_the_same_queries_whatever_the_catalog_size(people,

@@ -13,7 +13,6 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from coding.actions.publish import publish_draft
@@ -24,6 +23,7 @@ from coding.labeling import queue
 from coding.labeling.open_work import prune_draft
 from coding.models import Assignment, AuditEntry, Item
 from tests import factories
+from tests.conftest import page_queries as queries
 
 
 def api(user):
@@ -608,12 +608,6 @@ def test_validate_accepts_every_preset():
 
 
 # --- pages stay cheap as the study grows -------------------------------------------------------
-
-def queries(client, address):
-    with CaptureQueriesContext(connection) as captured:
-        assert client.get(address).status_code == 200
-    return len(captured)
-
 
 def test_editor_pages_do_not_query_more_with_more_items(alpha, codebook, draft, people, client_for):
     client = client_for(people["olive"])

@@ -12,6 +12,7 @@ from coding.models import (
     AuditEntry, Coding, Item, ItemChange, OthersWorkRead, Role, StoredDisagreement,
 )
 from tests import factories
+from tests.conftest import page_queries
 
 pytestmark = pytest.mark.django_db
 
@@ -263,19 +264,11 @@ def test_the_item_pages_cost_the_same_queries_at_any_size(client_for, alpha, peo
             f"/api/studies/{alpha.slug}/items/", f"/api/studies/{alpha.slug}/items/?state=held",
             f"/api/studies/{alpha.slug}/items/{states['split'].pk}/"]
 
-    def counts():
-        found = []
-        for url in urls:
-            with CaptureQueriesContext(connection) as queries:
-                assert client.get(url).status_code == 200
-            found.append(len(queries))
-        return found
-
-    small = counts()
+    small = [page_queries(client, url) for url in urls]
     for n in range(10, 70):
         item = factories.paper_item(alpha, alpha.paper_codebook, n)
         factories.code(item, people["cyril"], label="analysis", code_released="yes" if n % 2 else "no")
-    assert counts() == small
+    assert [page_queries(client, url) for url in urls] == small
 
 
 def test_a_coder_who_still_has_an_excluded_item_open_cannot_record_a_coding_on_it(

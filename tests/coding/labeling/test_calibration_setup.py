@@ -10,14 +10,13 @@ import json
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
-from django.db import connection
 from django.test import Client
-from django.test.utils import CaptureQueriesContext
 
 from coding.labeling import calibration, queue
 from coding.models import AuditEntry, Item, Membership
 from ingest.models import Document, Snapshot, content_sha256
 from tests import factories
+from tests.conftest import page_queries
 from workbench.models import ApiToken
 
 SENTINEL = "REFERENCE-SENTINEL-7731"
@@ -406,12 +405,6 @@ def bulk_items(study, codebook, count, start=1000):
     Item.objects.bulk_create([
         Item(study=study, document=d, snapshot=s, codebook=codebook,
              **queue.new_item_fields(study, d)) for d, s in zip(documents, snapshots)])
-
-
-def page_queries(client, url):
-    with CaptureQueriesContext(connection) as seen:
-        assert client.get(url).status_code == 200
-    return len(seen)
 
 
 def test_the_page_costs_the_same_queries_at_50_and_500_items(calibrated, people, client_for):

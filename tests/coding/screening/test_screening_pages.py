@@ -7,8 +7,6 @@ import json
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from coding.actions.submit import record_coding
 from coding.labeling import queue
@@ -16,6 +14,7 @@ from coding.models import AuditEntry, OthersWorkRead
 from coding.screening import rankings
 from tests.coding.screening.conftest import answer, make_screening
 from tests.coding.screening.test_ranked_queue import screen
+from tests.conftest import page_queries
 
 
 @pytest.fixture
@@ -126,21 +125,13 @@ def test_the_page_and_api_cost_the_same_queries_at_any_size(client_for, people):
     urls = [f"/studies/{study.slug}/screening-round/",
             f"/api/studies/{study.slug}/screening-round/"]
 
-    def counts():
-        found = []
-        for url in urls:
-            with CaptureQueriesContext(connection) as queries:
-                assert client.get(url).status_code == 200
-            found.append(len(queries))
-        return found
-
     for _ in range(3):
         screen(study, people["cora"], relevant, retrain=False)
-    small = counts()
+    small = [page_queries(client, url) for url in urls]
     for _ in range(12):
         screen(study, people["cora"], relevant, retrain=False)
         screen(study, people["cyril"], relevant, retrain=False)
-    assert counts() == small
+    assert [page_queries(client, url) for url in urls] == small
 
 
 def test_the_command_configures_stops_and_prints_the_figures(people, screened):
