@@ -1,6 +1,7 @@
 """Job handlers of the coding app (see workbench.jobs)."""
 
 from coding.demo.study import load_demo
+from coding.model_raters import runs as model_runs  # noqa: F401  registers model_run
 from coding.raters import imports as raters_import  # noqa: F401  registers import_rater_codings
 from workbench.jobs import job_handler
 

@@ -107,7 +107,8 @@ KIND_LABELS = {"ingest": _("Ingest"), "import_to_study": _("Import into a study"
                "rebuild_disagreements": _("Disagreements rebuild"),
                "import_rater_codings": _("Rater codings import"),
                "screening_rank": _("Screening ranking"),
-               "screening_simulate": _("Screening replay")}
+               "screening_simulate": _("Screening replay"),
+               "model_run": _("Model rater run")}
 
 
 class JobError(Exception):

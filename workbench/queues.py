@@ -5,8 +5,8 @@ Jobs of one group share a queue, and each group can have workers of its own, so 
 
 | group     | kinds                                          | what it is like              |
 |-----------|------------------------------------------------|------------------------------|
-| ingest    | ingest, import_to_study, import_rater_codings, | waits on sources, long       |
-|           | load_demo                                      |                              |
+| ingest    | ingest, import_to_study, import_rater_codings, | waits on sources and model   |
+|           | load_demo, model_run                           | endpoints, long              |
 | export    | export, backup_study, restore_study            | CPU and disk, long           |
 | agreement | agreement, rebuild_disagreements,              | short, wanted soon           |
 |           | screening_rank, screening_simulate             |                              |
@@ -34,7 +34,7 @@ import logging
 logger = logging.getLogger(__name__)
 
 GROUPS = {
-    "ingest": ("ingest", "import_to_study", "import_rater_codings", "load_demo"),
+    "ingest": ("ingest", "import_to_study", "import_rater_codings", "load_demo", "model_run"),
     "export": ("export", "backup_study", "restore_study"),
     "agreement": ("agreement", "rebuild_disagreements", "screening_rank",
                   "screening_simulate"),

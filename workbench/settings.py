@@ -374,8 +374,11 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # The development server's request lines go through the same handler (Django gives
     # them one of their own, which would log an invite link's token as it is).
+    # A model rater's run sends thousands of requests: the HTTP clients' line per request
+    # would bury the log (the run's own log keeps every retry and failure).
     "loggers": {"django.server": {"handlers": ["console"], "level": "INFO",
-                                  "propagate": False}},
+                                  "propagate": False},
+                "httpx": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
 }
 
 # Files (uploads, import files, export bundles, backups) go through Django's storage API

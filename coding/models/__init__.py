@@ -10,7 +10,9 @@ from coding.models.disagreements import StoredDisagreement
 from coding.models.imports import ImportRun
 from coding.models.items import Item, ItemChange
 from coding.models.preferences import LanguagePreference
-from coding.models.raters import AssistedRound, Comparison, Rater, RaterCoding
+from coding.models.raters import (
+    AssistedRound, Comparison, ModelCall, ModelRun, ModelSettings, Rater, RaterCoding,
+)
 from coding.models.reliability import AgreementSnapshot
 from coding.models.screening import ScreeningRanking
 from coding.models.studies import Invite, Membership, Role, Study
@@ -19,5 +21,5 @@ __all__ = [
     "AgreementSnapshot", "AssistedRound", "Assignment", "AuditEntry", "Codebook", "CodebookVersion", "Coding", "Comparison",
     "Decision", "Exposure", "OthersWorkRead",
     "Framework", "FrameworkScan", "ImportRun", "InclusionList", "ListedInclusion", "Invite", "Item", "ItemChange", "LanguagePreference", "Landing", "Membership", "Method",
-    "MethodLink", "Option", "OptionName", "Question", "Rater", "RaterCoding", "Role", "ScreeningRanking", "StoredDisagreement", "Study",
+    "MethodLink", "ModelCall", "ModelRun", "ModelSettings", "Option", "OptionName", "Question", "Rater", "RaterCoding", "Role", "ScreeningRanking", "StoredDisagreement", "Study",
 ]

@@ -68,6 +68,10 @@ class RaterCoding(models.Model):
     imported_at = models.DateTimeField()
     # Answers this one replaced: [{"value", "evidence", "coded_at", "imported_at"}], oldest first.
     previous = models.JSONField(default=list, blank=True)
+    # For a model run from the workbench: the call whose answer this is (its provenance:
+    # request, raw response, latency, tokens). Empty for an imported answer.
+    call = models.ForeignKey("ModelCall", null=True, blank=True, related_name="+",
+                             on_delete=models.SET_NULL)
 
     class Meta:
         ordering = ["rater", "item", "question_key"]
@@ -145,3 +149,127 @@ class AssistedRound(models.Model):
 
     def __str__(self):
         return f"{self.study.slug} {self.round} assisted by {self.rater.name}"
+
+
+class ModelSettings(models.Model):
+    """How the workbench calls a model rater: an endpoint speaking the OpenAI-compatible chat
+    completions protocol, the model and its parameters, and what the prompt may contain
+    (coding.model_raters). The API key is referenced by the name of an environment variable
+    or stored encrypted with a key derived from the install's secret key; it is never shown,
+    returned or exported once saved."""
+
+    class Output(models.TextChoices):
+        JSON_SCHEMA = "json_schema", "Structured output with the codebook's JSON schema"
+        JSON_OBJECT = "json_object", "JSON mode, schema in the prompt"
+        TEXT = "text", "Plain text, schema in the prompt"
+
+    rater = models.OneToOneField(Rater, related_name="machine", on_delete=models.CASCADE)
+    base_url = models.URLField(max_length=300)
+    model = models.CharField(max_length=200)
+    temperature = models.FloatField(default=0.0)
+    seed = models.BigIntegerField(null=True, blank=True)
+    max_tokens = models.PositiveIntegerField(default=1024)
+    output = models.CharField(max_length=16, choices=Output.choices, default=Output.JSON_SCHEMA)
+    concurrency = models.PositiveSmallIntegerField(default=4)
+    requests_per_minute = models.PositiveIntegerField(default=0)  # 0: no limit of ours
+    timeout_seconds = models.FloatField(default=60.0)
+    invalid_retries = models.PositiveSmallIntegerField(default=2)
+    api_key_env = models.CharField(max_length=100, blank=True)
+    api_key_encrypted = models.TextField(blank=True)
+    # Blinded fields go to the model only when an owner turns this on (design brief, rule 12).
+    send_blinded = models.BooleanField(default=False)
+    instructions = models.TextField(blank=True)
+    # For the estimated cost: the price of a million tokens in and out, in any currency.
+    price_in = models.FloatField(null=True, blank=True)
+    price_out = models.FloatField(null=True, blank=True)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   related_name="+", on_delete=models.SET_NULL)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"{self.rater.name}: {self.model}"
+
+
+class ModelRun(models.Model):
+    """One run of a model rater over a set of items, as a job: what it covered, with which
+    settings, and what it cost. Paused runs resume from the cache (coding.model_raters.runs)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        PAUSED = "paused"
+        DONE = "done"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    rater = models.ForeignKey(Rater, related_name="runs", on_delete=models.CASCADE)
+    job = models.ForeignKey("workbench.Job", null=True, blank=True, related_name="+",
+                            on_delete=models.SET_NULL)
+    # Which items: {"kind": "sample" | "round" | "screened" | "items", ...}.
+    scope = models.JSONField(default=dict)
+    replicates = models.PositiveSmallIntegerField(default=1)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    # The settings the run used, without the key: model, host, parameters, template version.
+    used = models.JSONField(default=dict)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    answered = models.PositiveIntegerField(default=0)
+    cached = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    tokens_in = models.PositiveBigIntegerField(default=0)
+    tokens_out = models.PositiveBigIntegerField(default=0)
+    seconds = models.FloatField(default=0.0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   related_name="+", on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.rater.name} run {self.pk} ({self.status})"
+
+
+class ModelCall(models.Model):
+    """One item sent to a model (one replicate of it): the exact request's hash, the raw
+    response, what was read from it, and what it cost. A call that answered is the cache:
+    a request with the same key (endpoint, model, parameters, prompt, item content,
+    replicate) is answered from here and costs nothing."""
+
+    class Status(models.TextChoices):
+        ANSWERED = "answered"
+        FAILED = "failed"
+
+    rater = models.ForeignKey(Rater, related_name="calls", on_delete=models.CASCADE)
+    run = models.ForeignKey(ModelRun, null=True, blank=True, related_name="calls",
+                            on_delete=models.SET_NULL)
+    item = models.ForeignKey(Item, related_name="model_calls", on_delete=models.CASCADE)
+    replicate = models.PositiveSmallIntegerField(default=0)
+    key = models.CharField(max_length=64)
+    prompt_hash = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices)
+    # The answer read and checked ({question key: value}) and its quotes ({key: quote}).
+    values = models.JSONField(null=True, blank=True)
+    evidence = models.JSONField(default=dict, blank=True)
+    reason = models.TextField(blank=True)
+    raw = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=1)
+    latency_ms = models.FloatField(default=0.0)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["rater", "item", "replicate", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["key"], name="model_call_answered_once",
+                                    condition=models.Q(status="answered")),
+        ]
+        indexes = [
+            models.Index(fields=["rater", "prompt_hash", "replicate"], name="model_call_prompt"),
+            models.Index(fields=["run", "status"], name="model_call_run"),
+        ]
+
+    def __str__(self):
+        return f"{self.rater.name}: {self.item_id} #{self.replicate} ({self.status})"

@@ -186,7 +186,7 @@ def _import(study, rows, report, progress):
         checker.look_up_items(batch)
         checked = [answer for answer in map(checker.check, batch) if answer]
         if not report.errors:
-            _write(checked, report)
+            write_answers(checked, report)
         report.rows += len(batch)
         if progress:
             progress(report.rows)
@@ -253,7 +253,7 @@ class _Checker:
             self.conditions[(rater.pk, item_id, key)] = value
         if question.show_if:
             self.conditional.append((line, rater.pk, item_id, question))
-        return _Answer(rater, item_id, key, value, version, evidence, coded_at)
+        return Answer(rater, item_id, key, value, version, evidence, coded_at)
 
     def _extras(self, line, row):
         evidence = row.get("evidence") or ""
@@ -354,8 +354,10 @@ def _typed(question, value):
     return text
 
 
-def _write(answers, report):
-    """New answers created, changed ones replaced (the old kept in `previous`)."""
+def write_answers(answers, report):
+    """New answers created, changed ones replaced (the old kept in `previous`). Shared by
+    the file import and the model raters' runs (coding.model_raters.runs), whose answers
+    carry the call they came from."""
     if not answers:
         return
     now = timezone.now()
@@ -367,13 +369,16 @@ def _write(answers, report):
                   item_id__in={a.item_id for a in answers},
                   question_key__in={a.question_key for a in answers}).values_list(
                   "pk", "rater_id", "item_id", "question_key", "value", "evidence", "coded_at")}
-    new, differing = [], {}
+    new, differing, relinked = [], {}, []
     for answer in answers:
         old = stored.get((answer.rater_id, answer.item_id, answer.question_key))
         if old is None:
             new.append(answer)
         elif old[1:] != (answer.value, answer.evidence, answer.coded_at):
             differing[old[0]] = answer
+        elif answer.call_id is not None:
+            relinked.append((old[0], answer.call_id))
+            report.unchanged += 1
         else:
             report.unchanged += 1
     changed = []
@@ -384,19 +389,24 @@ def _write(answers, report):
             "coded_at": old.coded_at.isoformat() if old.coded_at else None}]
         old.value, old.evidence, old.coded_at = answer.value, answer.evidence, answer.coded_at
         old.codebook_version, old.imported_at = answer.codebook_version, now
+        old.call_id = answer.call_id
         changed.append(old)
         _example(report, "changed", answer, old.previous[-1]["value"])
     for answer in new[:3]:
         _example(report, "new", answer, None)
     _insert(new, now)
     RaterCoding.objects.bulk_update(changed, ["value", "evidence", "coded_at", "imported_at",
-                                              "codebook_version", "previous"], batch_size=1000)
+                                              "codebook_version", "previous", "call"],
+                                    batch_size=1000)
+    # The same answer given again by a later call: its provenance is the later call.
+    RaterCoding.objects.bulk_update([RaterCoding(pk=pk, call_id=call) for pk, call in relinked],
+                                    ["call"], batch_size=1000)
     report.new += len(new)
     report.changed += len(changed)
 
 
 @dataclass(slots=True)
-class _Answer:
+class Answer:
     """A checked row: what a RaterCoding is made of, without a model instance per row
     (building 100,000 of them cost a tenth of an import)."""
 
@@ -407,6 +417,7 @@ class _Answer:
     codebook_version: CodebookVersion
     evidence: str
     coded_at: object
+    call_id: int | None = None
 
     @property
     def rater_id(self):
@@ -414,7 +425,7 @@ class _Answer:
 
 
 COPIED = ("rater_id", "item_id", "question_key", "codebook_version_id", "value", "evidence",
-          "coded_at", "imported_at", "previous")
+          "coded_at", "imported_at", "previous", "call_id")
 
 
 def _insert(new, now):
@@ -424,7 +435,7 @@ def _insert(new, now):
         RaterCoding.objects.bulk_create([RaterCoding(
             rater=a.rater, item_id=a.item_id, question_key=a.question_key, value=a.value,
             codebook_version=a.codebook_version, evidence=a.evidence, coded_at=a.coded_at,
-            imported_at=now) for a in new], batch_size=BATCH)
+            imported_at=now, call_id=a.call_id) for a in new], batch_size=BATCH)
         return
     from psycopg.types.json import Jsonb
 
@@ -433,7 +444,7 @@ def _insert(new, now):
             f"COPY {table} ({', '.join(COPIED)}) FROM STDIN") as copy:
         for a in new:
             copy.write_row((a.rater.pk, a.item_id, a.question_key, a.codebook_version.pk,
-                            Jsonb(a.value), a.evidence, a.coded_at, now, Jsonb([])))
+                            Jsonb(a.value), a.evidence, a.coded_at, now, Jsonb([]), a.call_id))
 
 
 def _example(report, what, answer, before):

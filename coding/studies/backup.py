@@ -18,7 +18,8 @@ versions, questions and options; items, assignments, codings; decisions,
 memberships, raters, the audit trail …), so a model added later comes along by
 itself. Rows they name outside the study (the documents, their posts and snapshots)
 come too; on restore those already present are kept as they are. Jobs are not
-kept: a restored import run names no job.
+kept: a restored import run names no job. Secrets are not kept: a model rater's stored
+API key is left out (SECRETS).
 
 Restoring keeps every id, so it refuses a target where any of the study's rows, or
 a study of that slug, already exists, and a target that lacks a migration the
@@ -46,7 +47,7 @@ from django.utils import translation
 from django.utils.translation import gettext
 
 from coding.accounts.languages import job_language
-from coding.models import Role, Study
+from coding.models import ModelSettings, Role, Study
 from workbench import jobs, storage
 from workbench.models import Job
 
@@ -55,6 +56,9 @@ FORMAT = "workbench-study-backup/1"
 OWNED_APPS = {"coding"}
 # Named by the study's rows but not kept: on restore the reference is cleared.
 NOT_KEPT = {Job}
+# Secrets a backup never carries: a model rater's stored API key (restored without one,
+# the owner enters it again; it was encrypted under this install's key anyway).
+SECRETS = {ModelSettings: ("api_key_encrypted",)}
 BATCH = 2000
 
 
@@ -155,6 +159,9 @@ def back_up(study, path, report=None):
                 digest = hashlib.sha256()
                 written = 0
                 for batch in _batches(rows.order_by("pk")):
+                    for row in batch:
+                        for secret in SECRETS.get(model, ()):
+                            setattr(row, secret, "")
                     text = serializers.serialize("jsonl", batch, use_natural_foreign_keys=True,
                                                  cls=ExactEncoder)
                     data = text.encode() + (b"\n" if text and not text.endswith("\n") else b"")

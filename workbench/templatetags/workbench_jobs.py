@@ -35,6 +35,10 @@ COUNTER_LABELS = {
     "no_codebook": gettext_lazy("No codebook for their kind"), "refreshed": gettext_lazy("Refreshed"),
     "rows": gettext_lazy("Rows"), "new": gettext_lazy("New"), "changed": gettext_lazy("Changed"),
     "errors": gettext_lazy("Errors"),
+    "items": gettext_lazy("Items"), "answered": gettext_lazy("Answered"),
+    "cached": gettext_lazy("Answered from the cache"),
+    "not_answered": gettext_lazy("Not answered (see the log)"),
+    "tokens_in": gettext_lazy("Tokens sent"), "tokens_out": gettext_lazy("Tokens received"),
 }
 # A screening rule's count is kept as "excluded: <the rule in English>" (coding.labeling.pool.
 # flat_counts): the rule's words are its msgid, so it reads in the reader's language too.

@@ -27,6 +27,8 @@ from coding.codebooks import files as codebook_files
 from coding.inclusion import lists as inclusion_lists
 from coding.items import curate
 from coding.labeling import calibration, queue, suggestions
+from coding.model_raters import config as model_config
+from coding.model_raters import runs as model_runs
 from coding.models import AuditEntry, Item, Membership, Rater, RaterCoding, Role
 from coding.raters import setup as raters
 from coding.raters.screening import screening_sample
@@ -99,6 +101,12 @@ def every_action(study, people):
 
     rater = raters.add_rater(copy, olive, kind=Rater.Kind.MODEL, name="trail-model",
                              model_version="v1", config_hash="abc123")
+    model_config.configure(rater, olive, {"base_url": "http://127.0.0.1:9/v1", "model": "v1"},
+                           api_key="sk-trail-not-a-key")
+    run = model_runs.start_run(rater, olive, {"sample": "yes"})  # queued: no commit here
+    model_runs.pause(run, olive)
+    model_runs.resume(run, olive)
+    model_runs.cancel(run, olive)
     raters.add_comparison(copy, olive, name="model vs decisions", first="trail-model",
                           second=None, question="label", codebook=codebook)
     sample.draw_reliability_sample(copy, count=1)
@@ -162,6 +170,10 @@ def test_the_audit_page_reads_every_entry_in_chinese_and_in_english(trail, peopl
     cells = re.findall(r'<td class="target">(.*?)</td>', html, re.S)
     details = re.findall(r'<td class="details">(.*?)</td>', html, re.S)
     assert len(cells) == min(AuditEntry.objects.filter(study=trail).count(), 50)
+    if older := re.search(r'<a href="(\?after=\d+)">', html):  # the trail is two pages
+        html += client.get(url + older.group(1)).content.decode()
+        cells = re.findall(r'<td class="target">(.*?)</td>', html, re.S)
+        details = re.findall(r'<td class="details">(.*?)</td>', html, re.S)
     for words in ("编码员 cyril", "方法 Trailway", "框架 Trailframe", "模型评分者 trail-model",
                   "正式轮", "Trail codebook v1", "Trailframe 中的 Trailway"):
         assert words in cells, (words, cells)
