@@ -161,16 +161,16 @@ def weight_matrix(comparison, question, labels):
     if weighting == "unweighted":
         return None
     offered = offered_values(question)
-    position = {_hashable(v): k for k, v in enumerate(offered)}
+    position = {hashable(v): k for k, v in enumerate(offered)}
     if weighting == "custom":
         cell = comparison.weights or {}
-        return np.array([[float(cell[str(r)][str(c)]) if _hashable(r) in position and
-                          _hashable(c) in position else float(_hashable(r) == _hashable(c))
+        return np.array([[float(cell[str(r)][str(c)]) if hashable(r) in position and
+                          hashable(c) in position else float(hashable(r) == hashable(c))
                           for c in labels] for r in labels])
     for label in labels:  # values that are not options come after them
-        position.setdefault(_hashable(label), len(position))
+        position.setdefault(hashable(label), len(position))
     full = agreement_weights(len(position), weighting)
-    index = [position[_hashable(label)] for label in labels]
+    index = [position[hashable(label)] for label in labels]
     return full[np.ix_(index, index)]
 
 
@@ -180,16 +180,16 @@ def compute(comparison, n_boot=N_BOOT, seed=0):
     second = side_values(comparison, comparison.second)
     question = question_of(comparison)
     items = sorted(first.keys() & second.keys())
-    labels = _labels(question, [first[i] for i in items] + [second[i] for i in items])
-    position = {_hashable(label): k for k, label in enumerate(labels)}
-    a = np.array([position[_hashable(first[i])] for i in items], dtype=np.int64)
-    b = np.array([position[_hashable(second[i])] for i in items], dtype=np.int64)
+    labels = table_labels(question, [first[i] for i in items] + [second[i] for i in items])
+    position = {hashable(label): k for k, label in enumerate(labels)}
+    a = np.array([position[hashable(first[i])] for i in items], dtype=np.int64)
+    b = np.array([position[hashable(second[i])] for i in items], dtype=np.int64)
     result = {"name": comparison.name, "question": comparison.question_key,
               "first": comparison.first.name, "second": comparison.second_name,
               "units": len(items), "first_only": len(first.keys() - second.keys()),
               "second_only": len(second.keys() - first.keys()), "undefined": {}}
     weights = weight_matrix(comparison, question, labels)
-    result.update(measure(a, b, [display(_hashable(label)) for label in labels], n_boot, seed,
+    result.update(measure(a, b, [display(hashable(label)) for label in labels], n_boot, seed,
                           result, weights=weights))
     result["weighting"] = comparison.weighting or "unweighted"
     result["weights"] = None if weights is None else weights.tolist()
@@ -278,21 +278,21 @@ def _categories(table, labels):
             for k, label in enumerate(labels)]
 
 
-def _labels(question, values):
+def table_labels(question, values):
     """The table's categories: the question's options in their order, then any other
     value seen (sorted), so an outside source's old option still shows."""
     offered = []
     if question is not None:
         offered = list(YES_NO) if question.kind == Question.Kind.YES_NO else [
             o.value for o in question.options.all()]
-    seen = {_hashable(v): v for v in values}
-    extra = sorted((v for h, v in seen.items() if h not in {_hashable(o) for o in offered}),
+    seen = {hashable(v): v for v in values}
+    extra = sorted((v for h, v in seen.items() if h not in {hashable(o) for o in offered}),
                    key=lambda v: str(v))
-    used = [o for o in offered if _hashable(o) in seen]
+    used = [o for o in offered if hashable(o) in seen]
     return used + extra
 
 
-def _hashable(value):
+def hashable(value):
     return frozenset(value) if isinstance(value, list) else value
 
 
