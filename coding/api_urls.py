@@ -12,6 +12,7 @@ from coding.export import api as export
 from coding.inclusion import api as inclusion
 from coding.items import api as items
 from coding.labeling.api import calibration, coder, imports
+from coding.model_raters import api as model_raters
 from coding.raters import api as raters
 from coding.screening import api as screening
 from coding.studies.api import backup
@@ -84,5 +85,5 @@ urlpatterns = router.urls + [
 ]
 
 for area in (study_setup, codebook_edit, codebook_files, members, calibration, catalog_edit,
-             raters):
+             raters, model_raters):
     urlpatterns += area.urlpatterns

@@ -16,6 +16,7 @@ from coding.export import views as export
 from coding.inclusion import views as inclusion
 from coding.items import views as items
 from coding.labeling.views import calibration, code, codings, imports, queue
+from coding.model_raters import views as model_raters
 from coding.raters import views as raters
 from coding.screening import views as screening
 from coding.studies.views import backup, creators, members
@@ -84,5 +85,5 @@ urlpatterns = [
 
 # The study-setup areas keep their own routes beside their views.
 for area in (study_setup, codebook_edit, codebook_files, members, calibration, catalog_edit,
-             raters):
+             raters, model_raters):
     urlpatterns += area.urlpatterns

@@ -269,6 +269,16 @@ COUNTED_BESIDE = {
     **dict.fromkeys([
         "studies/<slug:slug>/raters/", "studies/<slug:slug>/comparisons/<int:comparison_id>/"],
         "tests/coding/raters/test_raters.py::test_rater_pages_cost_the_same_queries_at_any_size"),
+    **dict.fromkeys([
+        "studies/<slug:slug>/raters/<slug:name>/model/",
+        "studies/<slug:slug>/raters/<slug:name>/validation/",
+        "api/studies/<slug:slug>/raters/<slug:name>/model/",
+        "api/studies/<slug:slug>/raters/<slug:name>/model/preview/",
+        "api/studies/<slug:slug>/raters/<slug:name>/model/runs/",
+        "api/studies/<slug:slug>/raters/<slug:name>/model/runs/<int:run_id>/",
+        "api/studies/<slug:slug>/raters/<slug:name>/validation/"],
+        "tests/coding/model_raters/test_doors.py::"
+        "test_model_rater_pages_and_lists_cost_the_same_queries_at_any_size"),
     "api/studies/<slug:slug>/assisted-rounds/": "tests/coding/labeling/test_assisted_rounds.py::"
         "test_the_assisted_rounds_list_costs_the_same_queries_at_any_size",
     **dict.fromkeys([

@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone, translation
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from coding.access import audit
 from coding.access.archive import check_open
@@ -47,6 +47,14 @@ MAX_REPLICATES = 10
 BATCH = 50  # items a batch at least: one transaction, one progress report
 MAX_LOGGED = 500  # log lines of one job; the rest are counted in the last line
 SCOPE_FIELDS = ("q", "state", "round", "kind", "run", "sample")
+# The sets the page and the command offer by name (the API takes any filters).
+SETS = {
+    "sample": ({"sample": "yes"}, gettext_lazy("The reliability sample")),
+    "all": ({}, gettext_lazy("Every item")),
+    "main": ({"round": "main"}, gettext_lazy("The main round")),
+    "calibration": ({"round": "calibration"}, gettext_lazy("The calibration round")),
+    "pool": ({"state": "pool"}, gettext_lazy("Items nobody has coded or screened yet")),
+}
 
 
 def scope_of(params):
@@ -387,3 +395,32 @@ def _stored(run, item, replicate, key, prompt_hash, result):
     except IntegrityError:
         return ModelCall.objects.get(key=key, status=ModelCall.Status.ANSWERED)
     return call
+
+
+def preview(rater, document_key=""):
+    """The exact request one item would be sent as, before any run: the item named by its
+    document key, or the study's first. ValidationError naming `item` when there is none."""
+    machine = settings_of(rater)
+    if machine is None:
+        raise ValidationError({"rater": gettext("set the model rater's endpoint and model "
+                                                "first")})
+    items = rater.study.items.filter(deleted_at__isnull=True).select_related(
+        "snapshot", "document", "study").order_by("pk")
+    item = (items.filter(document__key=document_key) if document_key else items).first()
+    if item is None:
+        raise ValidationError({"item": gettext("no item %(key)r in this study")
+                               % {"key": str(document_key)[:100]} if document_key
+                               else gettext("the study has no items yet")})
+    version = published_version(item.codebook_id)
+    if version is None:
+        raise ValidationError({"item": gettext("its codebook has no published version")})
+    system = prompts.system_message(machine, version)
+    body = prompts.request_for(machine, version, item, system)
+    key = prompts.call_key(machine, body)
+    return {"item": item.document.key, "endpoint": f"{machine.base_url}/chat/completions",
+            "request": body, "withheld": prompts.withheld(machine, item),
+            "sends_blinded": machine.send_blinded,
+            "prompt_hash": prompts.prompt_hash(machine, version, system),
+            "prompt_template": prompts.TEMPLATE_VERSION, "codebook_version": str(version),
+            "cached": ModelCall.objects.filter(key=key, status=ModelCall.Status.ANSWERED)
+            .exists()}
