@@ -79,7 +79,8 @@ def test_the_pages_set_preview_run_and_validate(team, model_rater, server, clien
     client.force_login(team["owner"])
     page = f"/studies/{team['study'].slug}/raters/{model_rater.name}/model/"
     html = client.get(page).content.decode()
-    assert 'id="preview-request"' in html and "&quot;model&quot;: &quot;test-coder-8b&quot;" in html
+    assert 'id="preview-request"' in html
+    assert "&quot;model&quot;: &quot;test-coder-8b&quot;" in html
     assert "Withheld from the model" in html and "<code>authors</code>" in html
     saved = client.post(page, {"action": "settings", "base_url": server.url,
                                "model": "test-coder-8b", "temperature": "0", "max_tokens": "512",
