@@ -32,13 +32,14 @@ from coding.access.blinding import (
     CODER_LEVEL, KINDS, OWNER_LEVEL, hidden_fields_for, withheld_names,
 )
 from coding.access.names import pseudonyms
+from coding.agreement import snapshots
 from coding.export import analysis_tables, rows
 from coding.export.fields import (
     DECISION_FIELDS, EVIDENCE_FIELDS, LONG_FIELDS, NOTE_FIELDS, STATUS_NOTE, item_fields,
     wide_fields, withheld_item_columns,
 )
 from coding.export.writers import FORMULA_NOTE, WRITERS, neutralised
-from coding.agreement import snapshots
+from coding.model_raters import exports as model_exports
 from coding.models import AgreementSnapshot, Coding, Decision, Item, RaterCoding
 from coding.models.reliability import SampleDraw
 
@@ -144,6 +145,15 @@ def build_bundle(study, out_path, *, shapes, fmt, include_mapping=False, report=
         files = {r["path"] for r in resources}
         (tmp / "codebook.json").write_text(codebook_json(study), encoding="utf-8")
         files.add("codebook.json")
+        machines = model_exports.summary(study, names)
+        if machines:
+            (tmp / "model_raters.json").write_text(
+                json.dumps(machines, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
+                encoding="utf-8")
+            with open(tmp / "model_calls.jsonl", "w", encoding="utf-8") as calls:
+                for row in model_exports.call_rows(study, roles):
+                    calls.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
+            files |= {"model_raters.json", "model_calls.jsonl"}
         if include_mapping:
             (tmp / "coders.csv").write_text(mapping_csv(study, names), encoding="utf-8")
             files.add("coders.csv")
@@ -151,7 +161,7 @@ def build_bundle(study, out_path, *, shapes, fmt, include_mapping=False, report=
         (tmp / "datapackage.json").write_text(datapackage, encoding="utf-8")
         (tmp / "README.md").write_text(
             readme(study, shapes, fmt, include_mapping, resources,
-                   blinding_note(study, roles, shapes, withheld), facts(), roles),
+                   blinding_note(study, roles, shapes, withheld), facts(), roles, machines),
             encoding="utf-8")
         # The loader travels with the data: coding.dataset's own source, which needs only
         # pandas and pyarrow (read as a file: the export layer never imports it).
@@ -346,7 +356,7 @@ def earlier_draws(draws, in_force):
 
 
 def readme(study, shapes, fmt, include_mapping, resources, blinding=(), facts=None,
-           roles=None):
+           roles=None, machines=()):
     facts = facts or provenance(study)
     data_as_of, methods, kinds = facts["data_as_of"], facts["methods"], facts["kinds"]
     lines = [
@@ -370,6 +380,7 @@ def readme(study, shapes, fmt, include_mapping, resources, blinding=(), facts=No
            if study.reliability_sample else "; every item is in it."),
         *earlier_draws(facts["draws"], facts["sample"]),
         *([reliability_line(facts["agreement"], roles)] if "reliability" in shapes else []),
+        *model_rater_lines(machines),
         "", "## Blinded fields", "", *blinding,
         "", "## Files", "",
         "| file | rows | sha256 |", "|---|---|---|",
@@ -391,6 +402,21 @@ def readme(study, shapes, fmt, include_mapping, resources, blinding=(), facts=No
         f"with pyarrow {package_version('pyarrow')}.", "",
     ]
     return "\n".join(lines)
+
+
+def model_rater_lines(machines):
+    """The README's account of the model raters run from the workbench (none: nothing)."""
+    if not machines:
+        return []
+    lines = ["", "## Model raters", "",
+             "Language models run from the workbench as raters (never coders): their answers "
+             "are rows of the long table with rater_kind model; model_raters.json holds each "
+             "one's runs, settings (never the API key) and validation against the coders; "
+             "model_calls.jsonl every call with its raw response.", ""]
+    for machine in machines:
+        if machine["methods_text"]:
+            lines += [f"{machine['rater']}: {machine['methods_text']}", ""]
+    return lines[:-1]
 
 
 LOADER = Path(__file__).resolve().parents[1] / "dataset.py"

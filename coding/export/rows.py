@@ -419,24 +419,26 @@ def rater_batches(study):
                .values_list("item_id", "item__document__key", "rater__name", "item__round",
                             "codebook_version__number", "previous", "coded_at", "imported_at",
                             "question_key", "value", "rater__kind", "rater__model_version",
-                            "rater__config_hash", "rater__provenance"))
+                            "rater__config_hash", "rater__provenance", "call_id",
+                            "call__prompt_hash"))
     for chunk in _chunks(answers.iterator(chunk_size=FETCH), FETCH):
         columns = {name: [] for name in (*LONG_COMMON, "question", "value", "status",
                                          "rater_kind", "rater_provenance")}
         for (item_id, key, rater, round_, version, previous, coded_at, imported_at, question,
-             value, kind, model_version, config_hash, provenance) in chunk:
+             value, kind, model_version, config_hash, provenance, call, prompt) in chunk:
             for name, cell in zip(columns, (
                     item_id, key, rater, round_, version, len(previous) + 1, None, False,
                     None, coded_at or imported_at, None, None, question,
                     value if type(value) is str else as_text(value), ANSWERED, kind,
-                    provenance_text(model_version, config_hash, provenance))):
+                    provenance_text(model_version, config_hash, provenance, call, prompt))):
                 columns[name].append(cell)
         yield Columns(columns, len(chunk))
 
 
-def provenance_text(model_version, config_hash, provenance):
+def provenance_text(model_version, config_hash, provenance, call=None, prompt=""):
     parts = [f"version {model_version}" if model_version else "",
-             f"configuration {config_hash}" if config_hash else "", provenance]
+             f"configuration {config_hash}" if config_hash else "", provenance,
+             f"call {call} with prompt {prompt[:12]} (model_calls.jsonl)" if call else ""]
     return "; ".join(p for p in parts if p) or None
 
 

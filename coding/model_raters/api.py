@@ -222,7 +222,7 @@ class ValidationView(APIView):
     def get(self, request, slug, name):
         """The model against each coder, the final decisions and the coders' majority, the
         alternative annotator test and prompt stability, per question, with the rule that
-        says whether it is usable for that question."""
+        says whether it is usable for that question and a methods paragraph (English)."""
         rater = model_rater(request.user, slug, name, READERS)
         try:
             epsilon = epsilon_of(request.query_params)
@@ -231,7 +231,9 @@ class ValidationView(APIView):
         study = rater.study
         record_reads(study, request.user, OthersWorkRead.Kind.COMPARISONS)
         names = _member_names(study)
-        return Response(validation.validate(rater, epsilon, name=names))
+        result = validation.validate(rater, epsilon, name=names)
+        result["methods_text"] = validation.methods_text(rater, result, list(rater.runs.all()))
+        return Response(result)
 
 
 def _member_names(study):

@@ -317,3 +317,48 @@ def _verdict(alt, decisions, against, stability):
                                  "%(least)s") % words
     return "not usable", gettext("kappa's lower bound against %(what)s is %(low)s, below "
                                  "%(least)s") % words
+
+
+def methods_text(rater, result, runs):
+    """A paragraph for a paper's methods section: how the model was run and, per question,
+    how it agreed with the people and whether it is usable by the stated rule. In English,
+    as the agreement report's methods text."""
+    machine_runs = [run for run in runs if run.status == "done"]
+    if not result["questions"] or not machine_runs:
+        return ""
+    used = machine_runs[0].used
+    seed = f", seed {used['seed']}" if used.get("seed") is not None else ""
+    total = sum(run.answered for run in machine_runs if run.replicates == 1) or \
+        machine_runs[0].answered
+    lines = [
+        f"A language model ({used.get('model')}, served at {used.get('endpoint_host')}) coded "
+        f"{total} items as a separate rater with the study's codebook, at temperature "
+        f"{used.get('temperature')}{seed} and at most {used.get('max_tokens')} tokens an "
+        f"answer, its answers asked for as JSON following a schema derived from the codebook "
+        f"(prompt template {used.get('prompt_template')}) and checked as a coder's submission "
+        f"is; blinded fields were {'sent' if used.get('send_blinded') else 'not sent'} to it. "
+        "Its answers never entered the coders' rounds or the reliability figures.",
+    ]
+    for q in result["questions"]:
+        parts = []
+        decisions = q["decisions"]
+        if decisions["units"] and decisions["kappa"]["value"] is not None:
+            k = decisions["kappa"]
+            parts.append(f"Cohen's kappa against the final decisions {k['value']:.2f} "
+                         f"[{k['low']:.2f}, {k['high']:.2f}] on {decisions['units']} items")
+        alt = q["alt_test"]
+        if alt["ran"]:
+            parts.append(f"alternative annotator test (epsilon {alt['epsilon']:g}, "
+                         f"{alt['coders']} coders): winning rate {alt['winning_rate']:.2f}, "
+                         f"average advantage probability {alt['advantage_probability']:.2f}, "
+                         + ("passed" if alt["passed"] else "not passed"))
+        if q["stability"] and q["stability"]["alpha"] is not None:
+            parts.append(f"prompt stability alpha {q['stability']['alpha']:.2f} over "
+                         f"{q['stability']['replicates']} replicates")
+        verdict = {"usable": "usable", "not usable": "not usable",
+                   "not yet known": "not yet judged"}[q["usable"]]
+        lines.append(f"For {q['question']}: " + ("; ".join(parts) or "no comparison yet")
+                     + f"; {verdict} by the rule below.")
+    lines.append(RULE % {"epsilon": f"{result['epsilon']:g}"})
+    return " ".join(lines)
+

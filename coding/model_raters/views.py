@@ -180,6 +180,7 @@ def validation_page(request, slug, name):
         members[user_id]) if user_id in members else str(user_id))
     for question in result["questions"]:
         question["rows"] = [*question["against"], question["decisions"], question["majority"]]
+    result["methods_text"] = validation.methods_text(rater, result, list(rater.runs.all()))
     return render(request, "coding/model_validation.html", {
         "study": study, "rater": rater, "result": result, "epsilons": validation.EPSILONS,
         "epsilon": epsilon, "machine": config.settings_of(rater)})

@@ -148,3 +148,45 @@ def test_model_rater_pages_and_lists_cost_the_same_queries_at_any_size(team, mod
     small = [page_queries(client, url) for url in urls]
     grow(range(30, 60))
     assert [page_queries(client, url) for url in urls] == small
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_export_carries_runs_validation_calls_and_the_methods_text(team, model_rater,
+                                                                       server, tmp_path):
+    import zipfile
+
+    from coding.export.bundle import build_bundle
+    from coding.models import Role as Roles
+
+    config.configure(model_rater, team["owner"], {"send_blinded": True},
+                     api_key="sk-never-exported")
+    from coding.model_raters import runs
+
+    runs.start_run(model_rater, team["owner"], {"sample": "yes"})
+    paths = []
+    for n, roles in enumerate(({Roles.OWNER}, {Roles.VIEWER})):
+        path = tmp_path / f"bundle-{n}.zip"
+        build_bundle(team["study"], path, shapes=["long"], fmt="csv", roles=roles)
+        paths.append(path)
+    with zipfile.ZipFile(paths[0]) as bundle:
+        machines = json.loads(bundle.read("model_raters.json"))
+        calls = [json.loads(line) for line in bundle.read("model_calls.jsonl").splitlines()]
+        readme = bundle.read("README.md").decode()
+        long = bundle.read("long.csv").decode()
+        every = b"".join(bundle.read(n) for n in bundle.namelist())
+    assert machines[0]["rater"] == "test-model" and machines[0]["runs"][0]["answered"] == 12
+    assert machines[0]["validation"]["questions"] and "alternative annotator test" in \
+        machines[0]["methods_text"]
+    assert len(calls) == 12 and json.loads(calls[0]["raw"])["object"] == "chat.completion"
+    assert "## Model raters" in readme and "test-coder-8b" in readme
+    assert "with prompt" in long
+    assert b"sk-never-exported" not in every
+    with zipfile.ZipFile(paths[1]) as bundle:  # a viewer: the run sent blinded fields
+        calls = [json.loads(line) for line in bundle.read("model_calls.jsonl").splitlines()]
+    assert all(c["raw"] is None and c["raw_withheld"] for c in calls)
+    # The same data gives the same bytes.
+    again = tmp_path / "again.zip"
+    build_bundle(team["study"], again, shapes=["long"], fmt="csv", roles={Roles.OWNER})
+    with zipfile.ZipFile(paths[0]) as one, zipfile.ZipFile(again) as two:
+        assert one.read("model_raters.json") == two.read("model_raters.json")
+        assert one.read("model_calls.jsonl") == two.read("model_calls.jsonl")
