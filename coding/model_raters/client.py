@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 
 import openai
+from django.utils import translation
 from django.utils.translation import gettext
 
 from coding.model_raters.prompts import InvalidAnswer, read_answer
@@ -105,12 +106,19 @@ class Caller:
             timeout=machine.timeout_seconds)
         self.pacer = pacer or Pacer(machine.requests_per_minute)
         self.sleep = sleep
+        # Threads do not inherit the job's language: each call speaks it (its reasons are
+        # read on the job's log).
+        self.language = translation.get_language()
 
     def close(self):
         self.client.close()
 
     def call(self, body, version):
         """The Result of asking `body`, retried as the module docstring says."""
+        with translation.override(self.language):
+            return self._call(body, version)
+
+    def _call(self, body, version):
         result = Result()
         messages = list(body["messages"])
         for _ in range(self.machine.invalid_retries + 1):

@@ -118,6 +118,8 @@ def model_rater_page(request, slug, name):
         try:
             preview = runs.preview(rater, request.GET.get("item", ""))
             preview["text"] = json.dumps(preview["request"], indent=2, ensure_ascii=False)
+            messages_ = preview["request"]["messages"]
+            preview["system"], preview["user"] = messages_[0]["content"], messages_[1]["content"]
         except ValidationError as error:
             preview_error = errors_of(error)
     found = list(ModelRun.objects.filter(rater=rater).select_related("job")[:20])

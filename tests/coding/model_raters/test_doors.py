@@ -190,3 +190,20 @@ def test_the_export_carries_runs_validation_calls_and_the_methods_text(team, mod
     with zipfile.ZipFile(paths[0]) as one, zipfile.ZipFile(again) as two:
         assert one.read("model_raters.json") == two.read("model_raters.json")
         assert one.read("model_calls.jsonl") == two.read("model_calls.jsonl")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_coder_in_a_blind_round_never_receives_the_models_answers(team, model_rater,
+                                                                     server, client):
+    from coding.model_raters import runs
+
+    runs.start_run(model_rater, team["owner"])
+    ann, _bo = team["coders"]
+    served = api(ann).post(f"/api/studies/{team['study'].slug}/next/")
+    assert served.status_code in (200, 201), served.content
+    body = served.json()
+    assert body["suggestions"] == []
+    assert "test-model" not in served.content.decode()
+    client.force_login(ann)
+    page = client.get(f"/studies/{team['study'].slug}/code/", follow=True).content.decode()
+    assert "test-model" not in page and "suggestion-" not in page
