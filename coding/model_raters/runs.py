@@ -352,9 +352,10 @@ def _batch(run, machine, versions, batch, pool, caller, log):
             if not result.answered:
                 log(result.reason, _where(item, replicate), level=JobEvent.Level.ERROR)
                 failed_items.add(item.pk)
-            calls[key] = _stored(run, item, replicate, key, prompt_hash, result)
+            calls[key] = _call(run, item, replicate, key, prompt_hash, result)
             run.tokens_in += result.tokens_in
             run.tokens_out += result.tokens_out
+        _save_calls(calls, cached)
         answers = []
         for item, replicate, version, prompt_hash, body, key in asks:
             call = calls[key]
@@ -379,9 +380,8 @@ def _where(item, replicate=0):
             else gettext("item %(key)s, replicate %(n)s") % {"key": key, "n": replicate + 1})
 
 
-def _stored(run, item, replicate, key, prompt_hash, result):
-    """The call written; an answered one that another run wrote first is read instead."""
-    call = ModelCall(
+def _call(run, item, replicate, key, prompt_hash, result):
+    return ModelCall(
         rater=run.rater, run=run, item=item, replicate=replicate, key=key,
         prompt_hash=prompt_hash,
         status=ModelCall.Status.ANSWERED if result.answered else ModelCall.Status.FAILED,
@@ -389,12 +389,25 @@ def _stored(run, item, replicate, key, prompt_hash, result):
         reason=result.reason[:2000], raw=result.raw, attempts=result.attempts,
         latency_ms=result.latency_ms, tokens_in=result.tokens_in,
         tokens_out=result.tokens_out)
+
+
+def _save_calls(calls, cached):
+    """The batch's new calls written at once; if another run answered one of the same
+    requests meanwhile (the cache's unique key), one by one, reading that run's instead."""
+    new = [call for key, call in calls.items() if key not in cached]
     try:
         with transaction.atomic():
-            call.save()
+            ModelCall.objects.bulk_create(new)
+        return
     except IntegrityError:
-        return ModelCall.objects.get(key=key, status=ModelCall.Status.ANSWERED)
-    return call
+        pass
+    for call in new:
+        try:
+            with transaction.atomic():
+                call.save()
+        except IntegrityError:
+            calls[call.key] = ModelCall.objects.get(key=call.key,
+                                                    status=ModelCall.Status.ANSWERED)
 
 
 def preview(rater, document_key=""):

@@ -363,20 +363,22 @@ def write_answers(answers, report):
     now = timezone.now()
     # Plain tuples: at a re-import every row is stored and unchanged, and a model instance
     # each was most of its time. Only the changed ones are read whole, below.
-    stored = {(rater, item, key): (pk, value, evidence, coded_at)
-              for pk, rater, item, key, value, evidence, coded_at in RaterCoding.objects.filter(
+    stored = {(rater, item, key): (pk, value, evidence, coded_at, call)
+              for pk, rater, item, key, value, evidence, coded_at, call in
+              RaterCoding.objects.filter(
                   rater_id__in={a.rater_id for a in answers},
                   item_id__in={a.item_id for a in answers},
                   question_key__in={a.question_key for a in answers}).values_list(
-                  "pk", "rater_id", "item_id", "question_key", "value", "evidence", "coded_at")}
+                  "pk", "rater_id", "item_id", "question_key", "value", "evidence", "coded_at",
+                  "call_id")}
     new, differing, relinked = [], {}, []
     for answer in answers:
         old = stored.get((answer.rater_id, answer.item_id, answer.question_key))
         if old is None:
             new.append(answer)
-        elif old[1:] != (answer.value, answer.evidence, answer.coded_at):
+        elif old[1:4] != (answer.value, answer.evidence, answer.coded_at):
             differing[old[0]] = answer
-        elif answer.call_id is not None:
+        elif answer.call_id is not None and answer.call_id != old[4]:
             relinked.append((old[0], answer.call_id))
             report.unchanged += 1
         else:
