@@ -69,6 +69,11 @@ class SettingsForm(forms.Form):
 class RunForm(forms.Form):
     set = forms.ChoiceField(label=gettext_lazy("Items"), choices=[
         (key, label) for key, (_scope, label) in runs.SETS.items()])
+    kind = forms.ChoiceField(label=gettext_lazy("Only items of the kind"), required=False,
+                             choices=[("", gettext_lazy("any")), ("paper", gettext_lazy("papers")),
+                                      ("thread", gettext_lazy("threads"))])
+    q = forms.CharField(label=gettext_lazy("Only items whose key or title contains"),
+                        required=False, max_length=200)
     replicates = forms.IntegerField(label=gettext_lazy("Times each item is asked"), initial=1,
                                     min_value=1, max_value=runs.MAX_REPLICATES, help_text=(
                                         gettext_lazy("Above 1 measures prompt stability "
@@ -151,7 +156,9 @@ def _act(request, rater, action):
         return _("Settings of %(name)s saved.") % {"name": rater.name}
     if action == "run":
         data = _valid(RunForm(request.POST))
-        run = runs.start_run(rater, request.user, runs.SETS[data["set"]][0], data["replicates"])
+        scope = {**runs.SETS[data["set"]][0],
+                 **{k: data[k] for k in ("kind", "q") if data[k]}}
+        run = runs.start_run(rater, request.user, scope, data["replicates"])
         return _("Run %(run)s started over %(set)s.") % {"run": run.pk,
                                                          "set": runs.scope_words(run.scope)}
     if action in ("pause", "resume", "cancel"):

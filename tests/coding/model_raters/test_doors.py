@@ -96,6 +96,10 @@ def test_the_pages_set_preview_run_and_validate(team, model_rater, server, clien
                                  "concurrency": "1", "requests_per_minute": "0",
                                  "timeout_seconds": "5", "invalid_retries": "0"})
     assert refused.status_code == 400 and "base_url" in refused.content.decode()
+    assert client.post(page, {"action": "run", "set": "sample", "replicates": "1",
+                              "q": "number 1"}).status_code == 302
+    assert ModelRun.objects.get().scope == {"sample": "yes", "q": "number 1"}
+    assert RaterCoding.objects.filter(rater=model_rater, question_key="label").count() == 4
     assert client.post(page, {"action": "run", "set": "sample", "replicates": "1"}
                        ).status_code == 302
     assert RaterCoding.objects.filter(rater=model_rater, question_key="label").count() == 12
