@@ -39,6 +39,17 @@ def name_for(study, roles):
     return lambda user: hidden.get(user.pk, "someone")
 
 
+def name_by_id(study, roles):
+    """name_for's names keyed by user id, for figures computed on ids (a model rater's
+    validation): the study's members read once."""
+    if not sees_names(study, roles):
+        hidden = pseudonyms(study)
+        return lambda user_id: hidden.get(user_id, "someone")
+    usernames = dict(Membership.objects.filter(study=study).values_list(
+        "user_id", "user__username"))
+    return lambda user_id: usernames.get(user_id, "someone")
+
+
 def member_order(names_hidden):
     """The order of a list of members: by username where names are shown; else by when
     each joined, the order pseudonyms are numbered in, so the list's order tells no more

@@ -17,7 +17,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from coding.access.names import name_for
+from coding.access.names import name_by_id
 from coding.access.roles import access_study
 from coding.labeling.api.calibration import as_api_error
 from coding.labeling.codings import record_reads
@@ -230,19 +230,9 @@ class ValidationView(APIView):
             raise as_api_error(error) from None
         study = rater.study
         record_reads(study, request.user, OthersWorkRead.Kind.COMPARISONS)
-        names = _member_names(study)
-        result = validation.validate(rater, epsilon, name=names)
+        result = validation.validate(rater, epsilon, name=name_by_id(study, study.my_roles))
         result["methods_text"] = validation.methods_text(rater, result, list(rater.runs.all()))
         return Response(result)
-
-
-def _member_names(study):
-    from django.contrib.auth import get_user_model
-
-    shown = name_for(study, study.my_roles)
-    users = {u.pk: u for u in get_user_model().objects.filter(
-        memberships__study=study).distinct()}
-    return lambda user_id: shown(users[user_id]) if user_id in users else str(user_id)
 
 
 urlpatterns = [

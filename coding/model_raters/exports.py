@@ -23,8 +23,7 @@ def summary(study, names):
     for rater in Rater.objects.filter(study=study, kind=Rater.Kind.MODEL,
                                       runs__isnull=False).distinct().order_by("name"):
         runs = list(ModelRun.objects.filter(rater=rater).order_by("pk"))
-        result = validation.validate(rater, name=lambda user_id: names.get(user_id,
-                                                                           "someone"))
+        result = validation.validate(rater, name=lambda user_id: names.get(user_id, "someone"))
         found.append({
             "rater": rater.name, "model_version": rater.model_version,
             "runs": [{"run": run.pk, "status": run.status, "scope": run.scope,

@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
 from django.views.decorators.http import require_http_methods
 
-from coding.access.names import name_for
+from coding.access.names import name_by_id
 from coding.access.roles import access_study
 from coding.labeling.codings import record_reads
 from coding.labeling.views.calibration import errors_of
@@ -183,10 +183,7 @@ def validation_page(request, slug, name):
     if epsilon not in validation.EPSILONS:
         epsilon = validation.EPSILON
     record_reads(study, request.user, OthersWorkRead.Kind.COMPARISONS)
-    shown = name_for(study, study.my_roles)
-    members = {m.user_id: m.user for m in study.memberships.select_related("user")}
-    result = validation.validate(rater, epsilon, name=lambda user_id: shown(
-        members[user_id]) if user_id in members else str(user_id))
+    result = validation.validate(rater, epsilon, name=name_by_id(study, study.my_roles))
     for question in result["questions"]:
         question["rows"] = [*question["against"], question["decisions"], question["majority"]]
     result["methods_text"] = validation.methods_text(rater, result, list(rater.runs.all()))

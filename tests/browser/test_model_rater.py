@@ -85,7 +85,7 @@ def test_the_owner_runs_and_validates_a_model_in_the_browser(coded_study, server
     assert server.requests == []  # a preview sends nothing
 
     run = page.locator("#run-form")
-    run.get_by_label("Items").select_option("sample")
+    run.locator("#id_set").select_option("sample")
     run.get_by_role("button", name="Run the model").click()
     row = page.locator("#runs tbody tr").first
     expect(row.locator(".status")).to_have_class("status status-done")
