@@ -278,19 +278,28 @@ class Answers:
 
     @staticmethod
     def pick(question, rng):
+        """An answer the codebook's own rules accept: an exclusive option alone, a number
+        within the question's bounds (issue 43: a 'none' drawn beside others was refused,
+        and the benchmark stopped in its self-test)."""
         options = [o.value for o in question.options.all()]
         kind = question.kind
         if kind == "single":
             return rng.choice(options)
         if kind == "multiple":
-            chosen = set(rng.sample(options, rng.choice((1, 1, 2))))
+            alone = [o.value for o in question.options.all() if o.exclusive]
+            shared = [value for value in options if value not in alone]
+            if alone and (not shared or rng.random() < 0.2):
+                return [rng.choice(alone)]
+            chosen = set(rng.sample(shared, min(len(shared), rng.choice((1, 1, 2)))))
             return [o for o in options if o in chosen]  # codebook order, as stored
         if kind == "yes_no":
             return rng.choice(("yes", "no"))
         if kind == "number":
             if options and rng.random() < 0.2:
                 return rng.choice(options)
-            return rng.choice((0.5, 1.5, 3, 7, 8, 14, 32, 70, 235))
+            low = question.min_value if question.min_value is not None else 0
+            high = question.max_value if question.max_value is not None else low + 250
+            return min(max(round(rng.uniform(low, high), 1), low), high)
         return "An invented note." if question.required else None
 
     def make(self, item_id, rng):
