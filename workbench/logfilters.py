@@ -1,8 +1,9 @@
 """Filters for the log (settings.LOGGING).
 
 Django logs every refused request (PermissionDenied, a 403) on `django.request` with
-the exception's traceback: a crawler or a curious member probing a study wrote dozens of
-lines each time, burying real errors. A refusal is expected, not a fault: one line.
+the exception's traceback, and a suspicious one (a body over its limit, a bad host) on
+`django.security`: a crawler or a curious member probing a study wrote dozens of lines
+each time, burying real errors. A client's error is expected, not a fault: one line.
 And an invite or password reset link's token, a password until used, is never written to
 the log.
 """
@@ -39,11 +40,13 @@ def _redacted(text):
 
 
 class OneLineRefusals(logging.Filter):
-    """Drop the traceback of a 403's record; the line itself ("Forbidden (Permission
-    denied): /path") stays. Other records, tracebacks included, pass unchanged."""
+    """Drop the traceback of a client error's record (any 4xx: a refusal, a bad or
+    oversized request, issue 43); the line itself ("Forbidden (Permission denied): /path",
+    "Bad Request: /path") stays. Other records, tracebacks included, pass unchanged."""
 
     def filter(self, record):
-        if getattr(record, "status_code", None) == 403:
+        status = getattr(record, "status_code", None)
+        if isinstance(status, int) and 400 <= status < 500:
             record.exc_info = None
             record.exc_text = None
         return True

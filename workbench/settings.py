@@ -105,6 +105,8 @@ CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 # The codebook editor posts about 8 fields an option: a codebook of 30 questions of 10
 # options is ~2,800. Bodies stay bounded by DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB).
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 20_000
+# A file upload's whole body (multipart) at most: import files are large (workbench.bodylimit).
+UPLOAD_MAX_BYTES = int(env_str("WORKBENCH_UPLOAD_MAX_BYTES", str(1024 ** 3)))
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -127,6 +129,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # A body over its limit is answered 413 before anything reads it (workbench.bodylimit).
+    "workbench.bodylimit.BodyLimitMiddleware",
     # /healthz and /readyz, answered first: no host check, HTTPS redirect or session.
     "workbench.health.ProbeMiddleware",
     "workbench.metrics.RequestMetricsMiddleware",
