@@ -105,6 +105,12 @@ CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 # The codebook editor posts about 8 fields an option: a codebook of 30 questions of 10
 # options is ~2,800. Bodies stay bounded by DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB).
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 20_000
+# Model raters (coding.model_raters.config): the environment variables an owner may name as
+# an API key's source, and the endpoints' hosts allowed (empty: any).
+MODEL_KEY_ENV_NAMES = tuple(n.strip() for n in env_str(
+    "WORKBENCH_MODEL_KEY_ENV", "OPENAI_API_KEY").split(",") if n.strip())
+MODEL_ENDPOINT_HOSTS = frozenset(h.strip().lower() for h in env_str(
+    "WORKBENCH_MODEL_ENDPOINT_HOSTS").split(",") if h.strip())
 # A file upload's whole body (multipart) at most: import files are large (workbench.bodylimit).
 UPLOAD_MAX_BYTES = int(env_str("WORKBENCH_UPLOAD_MAX_BYTES", str(1024 ** 3)))
 

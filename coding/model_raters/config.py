@@ -7,11 +7,17 @@ completions protocol (hosted services, vLLM, llama.cpp's server, Ollama); the wo
 calls it with the `openai` client library (`client.py`).
 
 The API key is either the name of an environment variable of the worker that runs the
-job (`api_key_env`, nothing secret stored) or the key itself, stored encrypted (Fernet,
+job (`api_key_env`, one of the names the operator lists in WORKBENCH_MODEL_KEY_ENV, default
+OPENAI_API_KEY: a study's owner must not be able to have the server send any of its own
+secrets to an endpoint of theirs) or the key itself, stored encrypted (Fernet,
 from the `cryptography` library) under a key derived from the install's SECRET_KEY. A
 stored key is never shown, returned by the API, audited, backed up or exported: readers
 learn only whether one is set. If SECRET_KEY changes, a stored key cannot be read any more
 and a run says so; the owner enters it again.
+
+The operator may also limit the endpoints' hosts (WORKBENCH_MODEL_ENDPOINT_HOSTS, comma-
+separated; empty, the default, allows any): the workbench sends requests wherever an owner
+points it, which on a shared server may include services only it can reach.
 
 `used_settings` is what a run records of the settings (its provenance): everything that
 shapes the answers, the endpoint's host, never the key.
@@ -152,6 +158,11 @@ def _checked(changes):
             if parts.username or parts.password:
                 raise ValidationError({field: gettext(
                     "no credentials in the URL: give the API key apart")})
+            hosts = django_settings.MODEL_ENDPOINT_HOSTS
+            if hosts and (parts.hostname or "").lower() not in hosts:
+                raise ValidationError({field: gettext(
+                    "not a host the operator allows for model endpoints (%(hosts)s)") % {
+                    "hosts": ", ".join(sorted(hosts))}})
             clean[field] = url.rstrip("/")
         elif field == "model":
             model = str(value or "").strip()
@@ -169,6 +180,13 @@ def _checked(changes):
             if name and not ENV_NAME.match(name):
                 raise ValidationError({field: gettext(
                     "an environment variable's name: letters, digits and _")})
+            # Only variables the operator lists: else an owner could have the server send
+            # any of its secrets (DJANGO_SECRET_KEY, DATABASE_URL) to an endpoint of theirs.
+            if name and name not in django_settings.MODEL_KEY_ENV_NAMES:
+                raise ValidationError({field: gettext(
+                    "not a variable the operator allows for model keys (%(names)s; "
+                    "WORKBENCH_MODEL_KEY_ENV sets them)") % {
+                    "names": ", ".join(django_settings.MODEL_KEY_ENV_NAMES) or "none"}})
             clean[field] = name
         elif field == "send_blinded":
             if not isinstance(value, bool):

@@ -3,8 +3,8 @@
 The set is the item browser's filters (coding.items.browse): a round, the reliability
 sample (`sample=yes`), the records not yet screened (`state=pool`), a kind, an import,
 a search. The job reads the items by key, in batches; for each item and replicate it
-builds the exact request (coding.model_raters.prompts), answers it from the cache when a
-call with the same key has answered before (no request, no cost), and otherwise sends it
+builds the exact request (coding.model_raters.prompts), answers it from the rater's cache
+when one of its calls with the same key has answered before (no request, no cost), and otherwise sends it
 (coding.model_raters.client) on up to `concurrency` threads, which do nothing but HTTP:
 every database write is the job's own thread, one transaction per batch.
 
@@ -335,7 +335,7 @@ def _batch(run, machine, versions, batch, pool, caller, log):
             asks.append((item, replicate, version, prompt_hash, body,
                          prompts.call_key(machine, body, replicate)))
     cached = {call.key: call for call in ModelCall.objects.filter(
-        key__in=[ask[5] for ask in asks], status=ModelCall.Status.ANSWERED)}
+        rater=run.rater, key__in=[ask[5] for ask in asks], status=ModelCall.Status.ANSWERED)}
     sent = {ask[5]: pool.submit(caller.call, ask[4], ask[2])
             for ask in asks if ask[5] not in cached}
     results = {key: future.result() for key, future in sent.items()}
@@ -406,7 +406,7 @@ def _save_calls(calls, cached):
             with transaction.atomic():
                 call.save()
         except IntegrityError:
-            calls[call.key] = ModelCall.objects.get(key=call.key,
+            calls[call.key] = ModelCall.objects.get(rater=call.rater, key=call.key,
                                                     status=ModelCall.Status.ANSWERED)
 
 
@@ -435,5 +435,5 @@ def preview(rater, document_key=""):
             "sends_blinded": machine.send_blinded,
             "prompt_hash": prompts.prompt_hash(machine, version, system),
             "prompt_template": prompts.TEMPLATE_VERSION, "codebook_version": str(version),
-            "cached": ModelCall.objects.filter(key=key, status=ModelCall.Status.ANSWERED)
-            .exists()}
+            "cached": ModelCall.objects.filter(rater=rater, key=key,
+                                               status=ModelCall.Status.ANSWERED).exists()}

@@ -233,9 +233,9 @@ class ModelRun(models.Model):
 
 class ModelCall(models.Model):
     """One item sent to a model (one replicate of it): the exact request's hash, the raw
-    response, what was read from it, and what it cost. A call that answered is the cache:
-    a request with the same key (endpoint, model, parameters, prompt, item content,
-    replicate) is answered from here and costs nothing."""
+    response, what was read from it, and what it cost. A call that answered is the rater's
+    cache: a request of the same rater with the same key (endpoint, model, parameters,
+    prompt, item content, replicate) is answered from here and costs nothing."""
 
     class Status(models.TextChoices):
         ANSWERED = "answered"
@@ -263,7 +263,8 @@ class ModelCall(models.Model):
     class Meta:
         ordering = ["rater", "item", "replicate", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["key"], name="model_call_answered_once",
+            # The cache is each rater's own: its calls, its study's provenance and backups.
+            models.UniqueConstraint(fields=["rater", "key"], name="model_call_answered_once",
                                     condition=models.Q(status="answered")),
         ]
         indexes = [

@@ -61,7 +61,8 @@ def test_a_stored_key_is_sent_but_never_shown_audited_or_backed_up(team, model_r
 
 @pytest.mark.django_db(transaction=True)
 def test_a_key_from_the_environment_is_read_where_the_job_runs(team, model_rater, server,
-                                                               monkeypatch):
+                                                               monkeypatch, settings):
+    settings.MODEL_KEY_ENV_NAMES = ("OPENAI_API_KEY", "TEST_MODEL_KEY")
     config.configure(model_rater, team["owner"], {"api_key_env": "TEST_MODEL_KEY"})
     monkeypatch.delenv("TEST_MODEL_KEY", raising=False)
     run = runs.start_run(model_rater, team["owner"], {"q": "2599.00001"})
@@ -79,3 +80,25 @@ def test_a_key_encrypted_under_another_secret_is_refused_in_words(team, settings
     settings.SECRET_KEY = "another-secret-another-secret-another-secret-0123"
     with pytest.raises(config.KeyUnavailable, match="enter it again"):
         config.api_key(machine)
+
+
+def test_an_owner_cannot_have_the_server_send_its_own_secrets(team):
+    rater = add_rater(team["study"], team["owner"], kind="model", name="m", model_version="x")
+    for name in ("DJANGO_SECRET_KEY", "DATABASE_URL", "AWS_SECRET_ACCESS_KEY"):
+        with pytest.raises(ValidationError, match="operator allows") as refused:
+            config.configure(rater, team["owner"], {"base_url": "http://h/v1", "model": "x",
+                                                    "api_key_env": name})
+        assert "api_key_env" in refused.value.message_dict
+    machine = config.configure(rater, team["owner"], {"base_url": "http://h/v1", "model": "x",
+                                                      "api_key_env": "OPENAI_API_KEY"})
+    assert config.key_state(machine) == "environment"
+
+
+def test_the_operator_may_limit_the_endpoints_hosts(team, settings):
+    settings.MODEL_ENDPOINT_HOSTS = frozenset({"127.0.0.1", "api.example.org"})
+    rater = add_rater(team["study"], team["owner"], kind="model", name="m", model_version="x")
+    with pytest.raises(ValidationError, match="operator allows"):
+        config.configure(rater, team["owner"], {"base_url": "http://10.0.0.5:6379/v1",
+                                                "model": "x"})
+    config.configure(rater, team["owner"], {"base_url": "https://api.example.org/v1",
+                                            "model": "x"})

@@ -167,3 +167,18 @@ def test_a_paused_run_stops_between_batches_and_resumes_from_the_cache(
     assert len(server.requests) == 12
     with pytest.raises(ValidationError, match="resumes"):
         runs.resume(run, team["owner"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_cache_is_each_raters_own(team, model_rater, server):
+    from coding.raters.setup import add_rater
+
+    run_over(model_rater, team["owner"])
+    twin = add_rater(team["study"], team["owner"], kind="model", name="twin-model",
+                     model_version="test-coder-8b")
+    configure(twin, team["owner"], {"base_url": server.url, "model": "test-coder-8b",
+                                    "timeout_seconds": 1, "concurrency": 3})
+    run = run_over(twin, team["owner"])
+    # The same requests, asked again: a call of another rater is not this one's provenance.
+    assert (run.answered, run.cached) == (12, 0) and len(server.requests) == 24
+    assert not RaterCoding.objects.filter(rater=twin).exclude(call__rater=twin).exists()
