@@ -4,8 +4,9 @@ The set is the item browser's filters (coding.items.browse): a round, the reliab
 sample (`sample=yes`), the records not yet screened (`state=pool`), a kind, an import,
 a search. The job reads the items by key, in batches; for each item and replicate it
 builds the exact request (coding.model_raters.prompts), answers it from the rater's cache
-when one of its calls with the same key has answered before (no request, no cost), and otherwise sends it
-(coding.model_raters.client) on up to `concurrency` threads, which do nothing but HTTP:
+when one of its calls with the same key has answered before (no request, no cost), and
+otherwise sends it (coding.model_raters.client) on up to `concurrency` threads, which do
+nothing but HTTP:
 every database write is the job's own thread, one transaction per batch.
 
 Each call is kept (`ModelCall`: key, prompt hash, raw response, attempts, latency,
