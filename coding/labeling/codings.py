@@ -39,7 +39,8 @@ class NotHeld(Exception):
 
 
 def append_revision(assignment, values, *, version=None, notes="", evidence=(),
-                    unsure=False, seconds_spent=None, phase=Coding.Phase.INDEPENDENT):
+                    unsure=False, seconds_spent=None, phase=Coding.Phase.INDEPENDENT,
+                    submission=""):
     """Validate the answers and append them as the assignment's next revision.
 
     Under the assignment's row lock: the coder must still hold it (active, or submitted
@@ -48,6 +49,11 @@ def append_revision(assignment, values, *, version=None, notes="", evidence=(),
     and a lease release from handing the slot away while this one is recorded.
     The phase asked for is raised to what the coder could have seen (`phase_for`).
     The item is settled in the same transaction (coding.adjudication.decisions.settle_item).
+
+    `submission`, the client's idempotency key: a key this assignment already recorded is
+    the same submission sent again (a retry, a double click, a replayed request), and its
+    coding comes back marked `repeated`, nothing written; the row lock makes parallel ones
+    wait and find it. The database holds it too (coding_submission_once).
     """
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("append_revision runs inside the submission's transaction")
@@ -68,6 +74,12 @@ def append_revision(assignment, values, *, version=None, notes="", evidence=(),
         if not queue.retake(Assignment.objects.get(pk=assignment.pk),
                             status=Assignment.Status.SUBMITTED):
             raise NotHeld(assignment, work)
+    if submission:
+        earlier = Coding.objects.filter(assignment_id=assignment.pk,
+                                        submission=submission).first()
+        if earlier is not None:
+            earlier.repeated = True
+            return earlier
     # Read after the lock, in a statement of its own: one that waited for the lock sees
     # the revision the other submission committed meanwhile; with it, whether the coder
     # was served a model's suggestion on the item (suggestions.was_assisted's question).
@@ -85,6 +97,7 @@ def append_revision(assignment, values, *, version=None, notes="", evidence=(),
         assignment=assignment, study_id=assignment.study_id, revision=last + 1,
         codebook_version=version, phase=phase, values=cleaned, notes=notes,
         evidence=list(evidence), unsure=unsure, seconds_spent=seconds_spent, assisted=assisted,
+        submission=submission,
     ))
     # The queue page's time statistics read the first revision's seconds from the assignment.
     (_SUBMITTED_FIRST if coding.revision == 1 else _SUBMITTED).run(

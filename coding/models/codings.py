@@ -159,6 +159,10 @@ class Coding(models.Model):
     # suggestion, written when the server served it): never feeds reliability (rule 8).
     assisted = models.BooleanField(default=False)
     submitted_at = models.DateTimeField(auto_now_add=True)
+    # The submission's idempotency key (the coding page's form, the API's Idempotency-Key
+    # header): the same key again on the assignment is the same submission, never a new
+    # revision (issue 43). Empty when the client sent none.
+    submission = models.CharField(max_length=100, blank=True, default="")
 
     objects = CodingQuerySet.as_manager()
 
@@ -167,7 +171,11 @@ class Coding(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["assignment", "revision"], name="coding_revision_number"
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["assignment", "submission"], name="coding_submission_once",
+                condition=~models.Q(submission=""),
+            ),
         ]
         indexes = [
             # The codings page and API: a study's codings by id, paged by keyset.

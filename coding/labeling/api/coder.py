@@ -1,8 +1,10 @@
 """The coder's workflow over the API: next item, submit, skip, draft; the owner's queue."""
 
+import re
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -82,27 +84,47 @@ class AssignmentDetail(CoderView):
         return Response(coder_payload(self.assignment()))
 
 
+IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9._:-]{8,100}$")
+
+
+def submission_key(request):
+    """The Idempotency-Key header, checked; "" when the client sent none."""
+    key = request.headers.get("Idempotency-Key", "").strip()
+    if key and not IDEMPOTENCY_KEY.match(key):
+        raise ValidationError({"Idempotency-Key": _(
+            "8 to 100 letters, digits or . _ : - (a UUID will do)")})
+    return key
+
+
 class Submit(CoderView):
-    @extend_schema(request=WorkSerializer,
-                   responses={201: CoderAssignmentSerializer, 409: NotHeldSerializer})
+    @extend_schema(request=WorkSerializer, parameters=[OpenApiParameter(
+        "Idempotency-Key", str, OpenApiParameter.HEADER, description=(
+            "A key of your own for this submission (a UUID will do). Sent again with the "
+            "same key, on this assignment, the submission is not recorded twice: the answer "
+            "is 200 with the coding as recorded the first time."))],
+        responses={201: CoderAssignmentSerializer, 200: CoderAssignmentSerializer,
+                   400: None, 409: NotHeldSerializer})
     def post(self, request, slug, pk):
-        """Submit answers; a second submission is kept as a new revision.
+        """Submit answers; a second submission is kept as a new revision, unless it carries
+        the Idempotency-Key of one already recorded (then 200, nothing recorded).
 
         409 when the item went back to the pool and filled up meanwhile: nothing is
         recorded, the answers come back in `work` and are kept as the draft. Also 409,
         with `code: archived` and no `work`, when the study is archived."""
         assignment = self.assignment()
+        key = submission_key(request)
         work = WorkSerializer(data=request.data)
         work.is_valid(raise_exception=True)
         try:
-            submit(assignment, **work.validated_data)
+            coding = submit(assignment, **work.validated_data, submission=key)
         except DjangoValidationError as error:
             raise as_api_error(error) from error
         except NotHeld as refused:
             return Response({"detail": str(refused), "code": "not_held", "work": refused.work},
                             status=status.HTTP_409_CONFLICT)
         assignment.refresh_from_db()
-        return Response(coder_payload(assignment), status=status.HTTP_201_CREATED)
+        return Response(coder_payload(assignment), status=status.HTTP_200_OK if getattr(
+            coding, "repeated", False) else status.HTTP_201_CREATED)
 
 
 class Skip(CoderView):

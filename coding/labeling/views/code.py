@@ -5,6 +5,7 @@ blinded view of the item (coding.access.blinding.coder_view); nothing from other
 """
 
 import json
+import uuid
 from datetime import datetime
 
 from django.contrib.auth.decorators import login_required
@@ -73,8 +74,10 @@ def code_item(request, slug, pk):
         try:
             if errors:
                 raise ValidationError(errors)
-            submit(assignment, form["values"], notes=form["notes"], evidence=form["evidence"],
-                   unsure=form["unsure"], started_at=revision_start(assignment, request.POST))
+            coding = submit(assignment, form["values"], notes=form["notes"],
+                            evidence=form["evidence"], unsure=form["unsure"],
+                            started_at=revision_start(assignment, request.POST),
+                            submission=page_submission(request.POST))
         except ValidationError as error:
             errors, status = as_errors(error), 400
         except NotHeld as refused:
@@ -82,7 +85,8 @@ def code_item(request, slug, pk):
             errors, status = {"__all__": [str(refused)]}, 409
             assignment.refresh_from_db()
         else:
-            count_in_sitting(request, study, assignment)
+            if not getattr(coding, "repeated", False):
+                count_in_sitting(request, study, assignment)
             return go_next(request, study)
     elif assignment.status == Assignment.Status.SUBMITTED:
         form = submitted_work(assignment) or form
@@ -169,6 +173,12 @@ def submitted_work(assignment):
         return None
     return {"values": coding.values, "notes": coding.notes, "evidence": coding.evidence,
             "unsure": coding.unsure}
+
+
+def page_submission(data):
+    """The form's submission key, if it is one the page writes (32 hex digits)."""
+    key = data.get("submission", "")
+    return key if len(key) == 32 and all(c in "0123456789abcdef" for c in key) else ""
 
 
 def revision_start(assignment, data):
@@ -286,6 +296,9 @@ def page_context(study, assignment, version, form, errors, request=None):
         "js_strings": {text: _(text) for text in JS_STRINGS},
         "is_revision": assignment.status == Assignment.Status.SUBMITTED,
         "opened": timezone.now().isoformat(), "newer_snapshot": newer,
+        # This page's submission key: sent twice (a double click, a resent form), it is
+        # recorded once (coding.labeling.codings.append_revision).
+        "submission": uuid.uuid4().hex,
         "progress": progress(study, assignment.coder, request),
         "error_summary": [(f"question-{q.key}", f"{q.number}. {q.tr.get('text') or q.text}"
                            if q.number else q.tr.get("text") or q.text, e)
