@@ -57,7 +57,7 @@ from pathlib import Path
 from celery import shared_task
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_noop as _
@@ -98,6 +98,8 @@ MAX_ATTEMPTS = 3
 RECOVER_BATCH = 500
 
 _handlers = {}
+# What a lost database connection raises (psycopg's errors come wrapped as these).
+CONNECTION_LOST = (OperationalError, InterfaceError)
 
 # How a job's kind is named to people (the job list, a failure's message).
 # Marked for translation; pages show them through workbench_jobs.job_label.
@@ -261,7 +263,17 @@ def run(job_id):
                        "stopping it", job.pk, job.attempts)
         return
     except JobCancelled:
-        mine.update(status=Job.Status.CANCELLED, finished_at=timezone.now(), message=CANCELLED)
+        on_fresh_connection(lambda: mine.update(
+            status=Job.Status.CANCELLED, finished_at=timezone.now(), message=CANCELLED))
+        return
+    except CONNECTION_LOST as exc:
+        # The database went away under the job (a restart, a failover, a pooler's recycle):
+        # not the job's fault. Queued again and sent at once on a new connection, so it
+        # runs again in seconds, not after STALE_AFTER; after MAX_ATTEMPTS, failed.
+        if heart:
+            heart.stop()
+            heart = None
+        _connection_lost(job, mine, exc)
         return
     except Exception as exc:  # the job row is where a person reads the failure
         if isinstance(exc, (JobError, *_user_facing)):
@@ -272,14 +284,48 @@ def run(job_id):
             # The whole text, with its traceback, only in the server log: it may quote a
             # server path or a data value the job's reader may not see.
             logger.exception("job %s (%s) failed", job.pk, job.kind)
-        mine.update(status=Job.Status.FAILED, error=public_error(job, exc),
-                    finished_at=timezone.now())
+        error = public_error(job, exc)
+        on_fresh_connection(lambda: mine.update(
+            status=Job.Status.FAILED, error=error, finished_at=timezone.now()))
         return
     finally:
         if heart:
             heart.stop()
-    mine.update(status=Job.Status.DONE, result=without_server_paths(result or {}, job.pk),
-                finished_at=timezone.now(), heartbeat_at=timezone.now())
+    on_fresh_connection(lambda: mine.update(
+        status=Job.Status.DONE, result=without_server_paths(result or {}, job.pk),
+        finished_at=timezone.now(), heartbeat_at=timezone.now()))
+
+
+def on_fresh_connection(write):
+    """Write a job's state; if the connection in use has died, once more on a new one, so
+    a job's end is recorded at once instead of leaving it `running` for the sweep."""
+    try:
+        return write()
+    except CONNECTION_LOST as exc:
+        logger.warning("database connection lost (%s); writing the job's state on a new one",
+                       str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__)
+        connection.close()
+        return write()
+
+
+def _connection_lost(job, mine, exc):
+    words = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+    if job.attempts >= MAX_ATTEMPTS:
+        logger.warning("job %s (%s) lost its database connection on attempt %s; failed",
+                       job.pk, job.kind, job.attempts)
+        on_fresh_connection(lambda: mine.update(
+            status=Job.Status.FAILED, finished_at=timezone.now(),
+            error=_("The database connection was lost too many times; the job stopped.")))
+        return
+    logger.warning("job %s (%s) lost its database connection (%s); running it again",
+                   job.pk, job.kind, words)
+    again = on_fresh_connection(lambda: mine.update(
+        status=Job.Status.QUEUED, heartbeat_at=None, message=_("Queued again: the database "
+                                                              "connection was lost.")))
+    if again:
+        log(job, _("The database connection was lost; the job runs again."),
+            level=JobEvent.Level.WARNING)
+        broker.send(job.pk, job.kind)
 
 
 class Heartbeat(threading.Thread):

@@ -157,6 +157,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     # An archived study's refusal of new work, raised where the work is done, as a 409.
     "coding.access.middleware.ArchivedStudyMiddleware",
+    # A request that lost its database connection midway: 503 with Retry-After, not 500.
+    "workbench.dbgone.DatabaseGoneMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its 429 page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -180,7 +182,11 @@ TEMPLATES = [
 ]
 
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    # Connections are kept for a minute and tried before a request reuses one: one that a
+    # restart, a failover or a pooler killed is replaced instead of failing the request
+    # (workbench.dbgone answers the rest 503).
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60,
+                                                  conn_health_checks=True)}
     if DATABASES["default"]["ENGINE"].endswith("postgresql"):
         # PostgreSQL's JIT compiles the plans of pages' short queries for longer than they
         # run (380 ms to compile a 9 ms bounded count at 100k items): off for this workload.
