@@ -3,7 +3,6 @@ connection midway is answered 503 with Retry-After, never 500; a job whose conne
 is recorded at once and runs again in seconds on a new connection, never left `running`
 for the stale-job sweep."""
 
-import pytest
 from django.db import OperationalError, connection
 
 from coding.labeling.api import coder as coder_api
