@@ -371,6 +371,9 @@ SPECTACULAR_SETTINGS = {
 # Celery: a real broker when REDIS_URL is set, otherwise tasks run in-process.
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+# How much a Celery worker lowers its CPU priority when it starts (workbench.worker): jobs
+# take what the web processes leave. 0 keeps the priority it was started with.
+WORKER_NICE = int(env_str("WORKBENCH_WORKER_NICE", "10"))
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

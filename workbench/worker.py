@@ -1,4 +1,10 @@
-"""What a Celery worker does besides running jobs: the job sweep.
+"""What a Celery worker does besides running jobs: the job sweep, and a lower CPU priority.
+
+A worker lowers its own CPU priority when it starts (`os.nice(settings.WORKER_NICE)`,
+WORKBENCH_WORKER_NICE, default 10; its pool's processes inherit it): on a machine that
+also serves the coders, an agreement report, an export or an import then takes only the
+CPU the web processes leave (issue 43: one background job took about half of what the
+coders got on two cores). 0 keeps the priority the worker was started with.
 
 `start_sweeper()` runs `jobs.recover()` in a daemon thread of the worker: once when the
 worker is ready and then every `jobs.SWEEP_EVERY` seconds, each pass on its own database
@@ -8,9 +14,11 @@ connection, closed afterwards; it looks after the kinds of the queues this worke
 """
 
 import logging
+import os
 import threading
 
-from celery.signals import worker_ready, worker_shutdown
+from celery.signals import worker_init, worker_ready, worker_shutdown
+from django.conf import settings
 from django.db import connection
 
 from . import jobs
@@ -66,3 +74,11 @@ def start_job_sweep(sender=None, **kwargs):
 @worker_shutdown.connect
 def stop_job_sweep(**kwargs):
     stop_sweeper()
+
+
+@worker_init.connect
+def lower_priority(**kwargs):
+    """Below the web processes, so background work never starves the coders."""
+    if settings.WORKER_NICE > 0:
+        now = os.nice(settings.WORKER_NICE)
+        logger.info("worker CPU priority lowered: niceness %s", now)
