@@ -16,7 +16,8 @@ check needs to mean something (spread over 20,000 items, coders walking the stud
 order from their own offsets would rarely meet on an item). It then starts, on
 127.0.0.1 only and never on port 8000:
 
-- gunicorn (`workbench.wsgi`, --workers sync workers, as docker-compose.yml serves it)
+- gunicorn (`workbench.wsgi`, --workers sync workers, as docker-compose.yml serves it;
+  with --threads N above 1, gthread workers of N threads each)
   with DATABASE_URL pointing at the scratch database, DJANGO_ALLOWED_HOSTS=127.0.0.1
   and DJANGO_SECURE_COOKIES=0 (the cookies travel over plain HTTP here);
 - a Celery worker on Redis (REDIS_URL, default redis://127.0.0.1:6379/0) consuming a
@@ -118,6 +119,8 @@ def parse_arguments():
                              "(default 10 per coder)")
     parser.add_argument("--workers", type=int, default=3,
                         help=f"gunicorn sync workers, 1 to {MAX_WORKERS} (default 3)")
+    parser.add_argument("--threads", type=int, default=1, help=(
+        "threads per gunicorn worker (gthread); 1: sync workers (default)"))
     parser.add_argument("--alone", type=int, default=30,
                         help="next + submit + reference cycles by one coder alone, before the "
                              "load (default 30)")
@@ -136,7 +139,7 @@ def parse_arguments():
         args.hot = min(args.items, 10 * args.coders)
     bounds = [("--coders", args.coders, 1, MAX_CODERS), ("--seconds", args.seconds, 1, MAX_SECONDS),
               ("--items", args.items, 100, MAX_ITEMS), ("--hot", args.hot, 0, args.items),
-              ("--workers", args.workers, 1, MAX_WORKERS),
+              ("--workers", args.workers, 1, MAX_WORKERS), ("--threads", args.threads, 1, 32),
               ("--alone", args.alone, 0, 1000),
               ("--reference-every", args.reference_every, 1, 1000),
               ("--think", args.think, 0, 600)]
@@ -396,7 +399,9 @@ class Servers:
         gunicorn = Path(sys.executable).with_name("gunicorn")
         self.gunicorn = self._start(
             [str(gunicorn), "workbench.wsgi:application", "--bind", f"{HOST}:{self.port}",
-             "--workers", str(self.args.workers), "--worker-class", "sync",
+             "--workers", str(self.args.workers),
+             *(["--worker-class", "gthread", "--threads", str(self.args.threads)]
+               if self.args.threads > 1 else ["--worker-class", "sync"]),
              "--timeout", "120", "--graceful-timeout", "20",
              "--access-logfile", str(self.access_log),
              "--access-logformat", "%(m)s %(U)s %(s)s %(D)s",
