@@ -187,7 +187,15 @@ if DATABASE_URL:
     # (workbench.dbgone answers the rest 503).
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60,
                                                   conn_health_checks=True)}
-    if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # Behind PgBouncer in transaction mode (WORKBENCH_DB_POOLER=transaction) a connection's
+    # session does not outlive a transaction: no server-side cursors (a streamed read then
+    # holds its query's result in memory: give export workers a direct connection), no
+    # prepared statements, and no startup options, which the pooler refuses (set jit=off
+    # on the database instead: docs/deploy.md).
+    POOLED = env_str("WORKBENCH_DB_POOLER") == "transaction"
+    if POOLED:
+        DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+    if DATABASES["default"]["ENGINE"].endswith("postgresql") and not POOLED:
         # PostgreSQL's JIT compiles the plans of pages' short queries for longer than they
         # run (380 ms to compile a 9 ms bounded count at 100k items): off for this workload.
         DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c jit=off"

@@ -157,3 +157,32 @@ def test_a_secret_key_from_the_environment_wins_and_no_file_is_made(tmp_path):
                             capture_output=True, text=True)
     assert result.stdout.strip() == "from-the-environment-" + "x" * 40
     assert not (tmp_path / "secret_key").exists()
+
+
+POOL_PROBE = ("import json, django; from django.conf import settings; django.setup(); "
+              "d = settings.DATABASES['default']; print(json.dumps({"
+              "'cursors': d.get('DISABLE_SERVER_SIDE_CURSORS', False), "
+              "'options': d.get('OPTIONS', {}), 'health': d['CONN_HEALTH_CHECKS'], "
+              "'age': d['CONN_MAX_AGE']}))")
+
+
+@pytest.mark.parametrize("pooler", ["", "transaction"])
+def test_connection_settings_suit_a_direct_database_and_pgbouncer_in_transaction_mode(
+        tmp_path, pooler):
+    """Issue 43: connections are tried before reuse (a restart or a failover killed them);
+    behind PgBouncer in transaction mode no server-side cursors, prepared statements or
+    startup options, which the pooler cannot keep or refuses."""
+    clean = {k: v for k, v in os.environ.items() if k not in SERVICE_VARS}
+    clean.update(WORKBENCH_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="workbench.settings",
+                 DATABASE_URL="postgres://u@127.0.0.1:6432/x", DJANGO_SECRET_KEY="k" * 50,
+                 WORKBENCH_DB_POOLER=pooler)
+    result = subprocess.run([sys.executable, "-c", POOL_PROBE], cwd=ROOT, env=clean,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert seen["health"] is True and seen["age"] == 60
+    if pooler:
+        assert seen["cursors"] is True
+        assert "prepare_threshold" not in seen["options"] and "options" not in seen["options"]
+    else:
+        assert seen["cursors"] is False and "jit=off" in seen["options"]["options"]
