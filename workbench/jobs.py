@@ -149,6 +149,12 @@ def public_error(job, exc):
 FAILED_ON_SERVER = _("%(what)s failed on the server; the details are in the server log "
                      "under job %(job)s.")
 CANCELLED = _("Cancelled.")
+# A job whose database connection was lost (run again, or given up after MAX_ATTEMPTS).
+QUEUED_AGAIN = _("Queued again: the database connection was lost.")
+LOST_TOO_OFTEN = _("The database connection was lost too many times; the job stopped.")
+RUNS_AGAIN = _("The database connection was lost; the job runs again.")
+# The words above, stored in English, that pages show in the reader's language.
+OWN_WORDS = (CANCELLED, QUEUED_AGAIN, LOST_TOO_OFTEN)
 
 
 def server_folders():
@@ -315,16 +321,14 @@ def _connection_lost(job, mine, exc):
                        job.pk, job.kind, job.attempts)
         on_fresh_connection(lambda: mine.update(
             status=Job.Status.FAILED, finished_at=timezone.now(),
-            error=_("The database connection was lost too many times; the job stopped.")))
+            error=LOST_TOO_OFTEN))
         return
     logger.warning("job %s (%s) lost its database connection (%s); running it again",
                    job.pk, job.kind, words)
     again = on_fresh_connection(lambda: mine.update(
-        status=Job.Status.QUEUED, heartbeat_at=None, message=_("Queued again: the database "
-                                                              "connection was lost.")))
+        status=Job.Status.QUEUED, heartbeat_at=None, message=QUEUED_AGAIN))
     if again:
-        log(job, _("The database connection was lost; the job runs again."),
-            level=JobEvent.Level.WARNING)
+        log(job, RUNS_AGAIN, level=JobEvent.Level.WARNING)
         broker.send(job.pk, job.kind)
 
 

@@ -83,8 +83,8 @@ def job_words(text, kind=""):
     language where it is one of the workbench's own: "Cancelled.", "… failed on the
     server …". A job's own progress and refusals are already in its starter's language."""
     text = str(text or "")
-    if text == jobs.CANCELLED:
-        return _(jobs.CANCELLED)
+    if text in jobs.OWN_WORDS:
+        return _(text)
     failed = FAILED.fullmatch(text)
     if failed:
         return _(jobs.FAILED_ON_SERVER) % {"what": job_label(kind) if kind in jobs.KIND_LABELS
