@@ -121,6 +121,9 @@ def parse_arguments():
                         help=f"gunicorn sync workers, 1 to {MAX_WORKERS} (default 3)")
     parser.add_argument("--threads", type=int, default=1, help=(
         "threads per gunicorn worker (gthread); 1: sync workers (default)"))
+    parser.add_argument("--job-phases", type=float, default=0, help=(
+        "after the load, this many seconds four times: the worker stopped, then an "
+        "agreement job always running, twice, interleaved (issue 43); 0: none"))
     parser.add_argument("--alone", type=int, default=30,
                         help="next + submit + reference cycles by one coder alone, before the "
                              "load (default 30)")
@@ -591,9 +594,83 @@ async def drive(args, servers, tally, answers, usernames):
         start = time.perf_counter()
         deadline = start + args.seconds
         await asyncio.gather(*(c.run("load", deadline, args.reference_every) for c in coders))
-        return time.perf_counter() - start, time.process_time() - cpu
+        elapsed, used = time.perf_counter() - start, time.process_time() - cpu
+        if args.job_phases:
+            await job_phases(args, servers, coders)
+        return elapsed, used
     finally:
         await asyncio.gather(*(c.close() for c in coders), return_exceptions=True)
+
+
+JOB_PHASES = (("no job", False), ("agreement job", True)) * 2
+
+
+async def job_phases(args, servers, coders):
+    """The same coders for --job-phases seconds at a time, alternately with the Celery
+    worker stopped (no background job runs) and with an agreement job always running
+    (a new one enqueued whenever none is queued or running), twice each, interleaved."""
+    from workbench import jobs
+    from workbench.celery import app
+    from workbench.models import Job
+
+    from django.db import connection
+
+    from coding.models import Study
+
+    app.conf.task_default_queue = servers.queue  # the jobs go where the worker listens
+
+    def the_study():
+        try:
+            return Study.objects.values_list("pk", flat=True).get()
+        finally:
+            connection.close()  # a thread of asyncio's pool: its connection closed here
+
+    def keep_one_agreement_job():
+        try:
+            if not Job.objects.filter(kind="agreement",
+                                      status__in=("queued", "running")).exists():
+                jobs.enqueue("agreement", {"study": study_id, "force": True})
+        finally:
+            connection.close()
+
+    study_id = await asyncio.to_thread(the_study)
+
+    for n, (phase, busy) in enumerate(JOB_PHASES):
+        if busy:
+            await asyncio.to_thread(servers.start_worker)
+        else:
+            await asyncio.to_thread(servers.stop_worker)
+        say(f"phase {n + 1}: {phase}, {args.job_phases:g} s …")
+        deadline = time.perf_counter() + args.job_phases
+        keeper = None
+        if busy:
+            async def keep():
+                while time.perf_counter() < deadline:
+                    await asyncio.to_thread(keep_one_agreement_job)
+                    await asyncio.sleep(0.5)
+            keeper = asyncio.create_task(keep())
+        began = time.perf_counter()
+        await asyncio.gather(*(c.run(phase, deadline, args.reference_every) for c in coders))
+        if keeper:
+            await keeper
+        JOB_SECONDS[phase] = JOB_SECONDS.get(phase, 0) + time.perf_counter() - began
+    await asyncio.to_thread(servers.start_worker)
+
+
+JOB_SECONDS = {}
+
+
+def job_phase_report(tally):
+    say("\nCoders with and without a background job (the same coders, phases interleaved)")
+    say(f"  {'phase':<16}{'submissions/s':>15}{'next p95':>12}{'submit p95':>12}")
+    for phase in dict(JOB_PHASES):
+        seconds = JOB_SECONDS.get(phase)
+        if not seconds:
+            continue
+        nexts = sorted(tally.latency[phase, "next"])
+        submits = sorted(tally.latency[phase, "submit"])
+        say(f"  {phase:<16}{len(submits) / seconds:>15.1f}"
+            f"{percentile(nexts, 0.95) * 1000:>10.1f} ms{percentile(submits, 0.95) * 1000:>10.1f} ms")
 
 
 # --- after the run -------------------------------------------------------------
@@ -857,6 +934,8 @@ def main(args):
         time.sleep(0.5)
         servers.stop_gunicorn()
         ok = report(args, study, tally, elapsed, cpu, servers)
+        if args.job_phases:
+            job_phase_report(tally)
         if not ok:
             for name, log in (("gunicorn", servers.gunicorn_log), ("worker", servers.worker_log)):
                 for block in tracebacks(log):
