@@ -228,3 +228,30 @@ def page_queries(client, url):
     with CaptureQueriesContext(connection) as queries:
         assert client.get(url).status_code == 200, url
     return len(queries)
+
+
+def at_once(*calls, timeout=60):
+    """Run the calls together, each on a thread and database connection of its own,
+    released at once by a barrier; each call's result, or the exception it raised, in
+    order (the race tests: parallel submits, parallel next-item requests)."""
+    import threading
+
+    from django.db import connections
+
+    barrier, outcomes = threading.Barrier(len(calls)), [None] * len(calls)
+
+    def run(n, call):
+        try:
+            barrier.wait(timeout=timeout)
+            outcomes[n] = call()
+        except Exception as error:  # handed to the test, which decides
+            outcomes[n] = error
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(n, call)) for n, call in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=timeout)
+    return outcomes

@@ -3,16 +3,15 @@ one assignment gave ten 201s and revisions 1-10. The coding page writes a key of
 into its form and the API takes an Idempotency-Key header; the same key on the same
 assignment, in parallel or replayed later, is the same submission."""
 
-import threading
 import uuid
 
 import pytest
-from django.db import connections
 from rest_framework.test import APIClient
 
 from coding.labeling import queue
 from coding.models import Coding, Decision, Role
 from tests import factories
+from tests.conftest import at_once
 from tests.postgresql import on_postgresql
 
 ANSWERS = {"values": {"label": "analysis", "size_b": 7, "failures": ["none"],
@@ -42,26 +41,13 @@ def submit_url(study, assignment):
 @on_postgresql  # SQLite serialises writers: the sequential replay below stands for it there
 def test_ten_parallel_submits_with_one_key_record_one_revision(held):
     study, coder, assignment = held
-    key, statuses, errors = str(uuid.uuid4()), [], []
-    start = threading.Barrier(10)
-
-    def send():
-        try:
-            start.wait()
-            response = api(coder).post(submit_url(study, assignment), ANSWERS, format="json",
-                                       HTTP_IDEMPOTENCY_KEY=key)
-            statuses.append(response.status_code)
-        except Exception as error:  # reported below, failing the test
-            errors.append(error)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=send) for _ in range(10)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    key = str(uuid.uuid4())
+    responses = at_once(*[lambda: api(coder).post(submit_url(study, assignment), ANSWERS,
+                                                  format="json", HTTP_IDEMPOTENCY_KEY=key)
+                          for _ in range(10)])
+    errors = [r for r in responses if isinstance(r, Exception)]
     assert not errors, errors
+    statuses = [response.status_code for response in responses]
     assert sorted(statuses) == [200] * 9 + [201]
     assert list(Coding.objects.values_list("revision", flat=True)) == [1]
     settled = list(Decision.objects.filter(item=assignment.item).values_list(

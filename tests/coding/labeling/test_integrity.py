@@ -25,6 +25,7 @@ from coding.labeling import queue
 from coding.labeling.codings import NotHeld, independent_codings
 from coding.models import Assignment, Coding, Exposure, Item, Role
 from tests import factories
+from tests.conftest import at_once
 
 ANSWERS = {"label": "analysis", "size_b": 7, "failures": ["none"], "code_released": "no"}
 FORM = {"q-label": "analysis", "q-size_b": "7", "q-failures": ["none"], "q-code_released": "no"}
@@ -238,23 +239,10 @@ def test_twenty_parallel_next_requests_by_one_coder_reserve_one_item(transaction
         factories.paper_item(study, codebook, n)
     coder = factories.user("eager")
     factories.member(study, coder, Role.CODER)
-    barrier, got, errors = threading.Barrier(20), [], []
-
-    def ask():
-        try:
-            barrier.wait()
-            got.append(queue.next_item(study, coder).pk)
-        except Exception as error:  # reported to the main thread
-            errors.append(error)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=ask) for _ in range(20)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    outcomes = at_once(*[lambda: queue.next_item(study, coder).pk for _ in range(20)])
+    errors = [o for o in outcomes if isinstance(o, Exception)]
     assert not errors, errors
+    got = outcomes
     assert len(set(got)) == 1 and len(got) == 20
     assert Assignment.objects.filter(coder=coder, status="active").count() == 1
     assert sum(Item.objects.filter(study=study).values_list("taken", flat=True)) == 1
