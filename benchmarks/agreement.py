@@ -10,13 +10,12 @@ machine wander, so the load average is printed too. No Django is needed.
 With --study it also times the full reliability report of one study
 (`coding.agreement.reliability.study_report`: every question's alpha with its 95% bootstrap
 interval, kappa, per-category and coder-by-coder tables) on --items items x 20
-questions, each item coded by two of three coders. That part needs Django and a
-database: point it at a scratch one, never a study's (it runs `migrate`):
+questions, each item coded by two of three coders. That part needs Django and makes a
+scratch database of its own (benchmarks/scratch.py: `<DATABASE_URL's name>_agreement_bench`
+on PostgreSQL, dropped afterwards; SQLite in a temporary folder without DATABASE_URL):
 
-    createdb -h 127.0.0.1 -U postgres agreement_bench
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/agreement_bench DJANGO_SECRET_KEY=$(python3 -c "import secrets; print(secrets.token_urlsafe(50))") \\
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/workbench DJANGO_SECRET_KEY=$(python3 -c "import secrets; print(secrets.token_urlsafe(50))") \\
         .venv/bin/python benchmarks/agreement.py --study [--items 100000]
-    WORKBENCH_VAR_DIR=$(mktemp -d) .venv/bin/python benchmarks/agreement.py --study  # SQLite
 
 The study is written with bulk_create inside one transaction that is rolled back at
 the end, so the database is left as it was. Its in-run references: reading the
@@ -38,6 +37,7 @@ import numpy as np
 # shadow the standard library's queue module, which Django imports (--study).
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
+from benchmarks.scratch import drop_scratch_database, use_scratch_database  # noqa: E402
 from coding.agreement.alpha import krippendorff_alpha  # noqa: E402
 
 CODERS = 3
@@ -77,6 +77,8 @@ def compare_alpha(ratings, repeats):
     print(f"  krippendorff.alpha    {theirs_seconds:8.3f} s   alpha = {float(theirs):.12f}")
     print(f"  ratio (theirs / ours) {theirs_seconds / ours_seconds:8.2f}x   "
           f"|difference| = {abs(ours - float(theirs)):.1e}")
+    if abs(ours - float(theirs)) > 1e-9:  # a correctness check, never a timing one
+        sys.exit("our alpha differs from the krippendorff package's")
 
 
 def describe_machine():
@@ -208,7 +210,6 @@ def time_study_report(items, seed):
     import django
     from django.core.management import call_command
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "workbench.settings")
     django.setup()
     from django.db import connection, transaction
 
@@ -232,8 +233,10 @@ def time_study_report(items, seed):
                 # transaction have none, and the planner would take the tables for empty.
                 with connection.cursor() as cursor:
                     cursor.execute("ANALYZE")
+            questions = {book.pk: reliability._questions(book)
+                         for book in study.codebooks.all()}
             read_seconds, (groups, n_codings, _) = best_of(
-                1, lambda: reliability._independent(study))
+                1, lambda: reliability._independent(study, questions))
             report_seconds, report = best_of(1, lambda: reliability.study_report(study))
             reference_seconds, _ = best_of(1, lambda: reference_alphas(spec, columns, items))
             main = report["rounds"]["main"]["codebooks"][0]["questions"]
@@ -260,7 +263,11 @@ def main():
     describe_machine()
     compare_alpha(nominal_ratings(args.units, args.seed), args.repeats)
     if args.study:
-        time_study_report(args.items, args.seed)
+        scratch = use_scratch_database("agreement")
+        try:
+            time_study_report(args.items, args.seed)
+        finally:
+            drop_scratch_database(scratch)
 
 
 if __name__ == "__main__":

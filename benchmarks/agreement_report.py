@@ -60,6 +60,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.scratch import drop_scratch_database, use_scratch_database  # noqa: E402
 
 CODERS = 3
+AGREE_WITHIN = 1e-9  # |report's alpha - the reference's| allowed
 DISAGREEING = 0.20  # share of items with one or two questions the coders answer differently
 TARGET_SECONDS, TARGET_MB = 10, 1024
 
@@ -529,8 +530,12 @@ def main():
               f"(the report added {added:,.0f} MB): {'met' if met else 'MISSED'}")
         print("built in " + ", ".join(f"{c['built']:.0f} s" for _, c, _ in studies)
               + "; scratch database dropped.")
+        worst = max([worst, *(abs(report["alphas_all"][key] - package)
+                              for key, package in mixed.items())])
     finally:
         drop_scratch_database(scratch)
+    if worst > AGREE_WITHIN:  # a correctness check, never a timing one: exit 1 on it alone
+        sys.exit(f"the report's alphas differ from the reference by {worst:.1e}")
 
 
 if __name__ == "__main__":

@@ -178,6 +178,7 @@ def child_database(task, path, slug):
     import pandas  # noqa: F401  (as in child)
 
     django.setup()
+    from coding.access.names import pseudonyms
     from coding.export import rows
     from coding.export.bundle import build_bundle
     from coding.models import Study
@@ -188,7 +189,7 @@ def child_database(task, path, slug):
     if task == "bundle":
         count = build_bundle(study, path, shapes=["long"], fmt="parquet")["rows"]["long"]
     else:
-        count = sum(1 for _ in rows.long(study, rows.pseudonyms(study)))
+        count = sum(1 for _ in rows.long(study, pseudonyms(study)))
     figures.update(wall=time.perf_counter() - wall, cpu=time.process_time() - cpu, rows=count,
                    rss_peak=peak_rss_mb())
     print(json.dumps(figures))

@@ -128,6 +128,7 @@ def main():
     args = parser.parse_args()
     scratch = use_scratch_database("model_rater")
     os.environ.setdefault("DJANGO_SECRET_KEY", "benchmark-only-" + "x" * 40)
+    os.environ.pop("REDIS_URL", None)  # the run's job runs here, in process
     import django
 
     django.setup()

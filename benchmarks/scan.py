@@ -57,8 +57,9 @@ def history(rng, commits, names):
                                          f"key_{n}_{k}: {k}" if kind == "yaml" else
                                          f"echo step_{n}_{k}" for k in range(20)]
     landing_names, comment_names = names[:24], names[24:27]
-    when = {rng.randrange(50, commits - 50): name for name in landing_names}
-    comments = {rng.randrange(50, commits - 50): name for name in comment_names}
+    margin = min(50, commits // 4)  # landings away from both ends, at any --commits
+    when = {rng.randrange(margin, commits - margin): name for name in landing_names}
+    comments = {rng.randrange(margin, commits - margin): name for name in comment_names}
     start = datetime(2024, 1, 1, 9, tzinfo=timezone(timedelta(hours=rng.choice([-7, 0, 8]))))
     out, paths = [], sorted(files)
     for c in range(commits):

@@ -80,7 +80,7 @@ def build(records, rng):
         relevant += [item.pk for item, on in zip(items, flags) if on]
     cora = users[1]
     ids = list(Item.objects.filter(study=study).values_list("pk", flat=True))
-    labelled = rng.sample(ids, 500)
+    labelled = rng.sample(ids, min(500, records // 2))  # the rest left to serve
     wanted = set(relevant)
     now = timezone.now()
     assignments = Assignment.objects.bulk_create([
