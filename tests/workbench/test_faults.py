@@ -21,135 +21,27 @@ real broker the "broker is back" half runs the sweep in-process.
 import hashlib
 import json
 import os
-import signal
 import socket
-import subprocess
-import sys
 import time
-import uuid
 import zipfile
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import timedelta
 
 import pytest
-from django.conf import settings
-from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 
 from coding.dataset import load
 from coding.export.bundle import build_bundle
 from coding.export.jobs import export_key, start_export
-from coding.labeling import queue
-from coding.models import Assignment, Coding, Item
-from ingest.models import Document, Snapshot, content_sha256
-from tests import factories
-from tests.conftest import _test_database_url, wait_for_job
-from workbench import broker, jobs, queues
+from coding.models import Coding
+from ingest.models import Document
+from tests.conftest import wait_for_job
+from tests.workbench.conftest import coded_study, needs_real_worker, progressed, wait_until
+from workbench import broker, jobs
 from workbench.celery import app
 from workbench.models import Job, JobEvent
 
-BASE_DIR = Path(__file__).resolve().parents[2]
-REAL_BROKER = bool(os.environ.get("REDIS_URL")) and bool(os.environ.get("DATABASE_URL"))
-needs_real_worker = pytest.mark.skipif(
-    not REAL_BROKER, reason="needs a real Celery worker: set DATABASE_URL and REDIS_URL")
-
-# The workers started here take a job whose heartbeat is this old as dead (5 min in
-# production) and run the sweep this often (30 s in production).
-STALE_SECONDS = 6
-SWEEP_SECONDS = 0.5
 DELAYED = "Background work is delayed"
-
-
-# --- workers of our own -------------------------------------------------------
-
-class Workers:
-    """Starts `celery worker` processes on a queue no other worker consumes."""
-
-    def __init__(self, var_dir):
-        self.queue = f"faults-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        self.processes = []
-        self.env = dict(
-            os.environ, DATABASE_URL=_test_database_url(connection.settings_dict),
-            WORKBENCH_QUEUE=self.queue, WORKBENCH_VAR_DIR=str(var_dir),
-            WORKBENCH_JOB_STALE_SECONDS=str(STALE_SECONDS),
-            WORKBENCH_JOB_SWEEP_SECONDS=str(SWEEP_SECONDS),
-        )
-
-    def start(self):
-        hostname = f"{self.queue}-{len(self.processes) + 1}@localhost"
-        process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "workbench", "worker", "--pool=solo",
-             "--concurrency=1", "--loglevel=WARNING", "-Q", queues.worker_argument(ns=self.queue),
-             "--hostname", hostname,
-             "--without-mingle", "--without-gossip", "--without-heartbeat"],
-            env=self.env, cwd=BASE_DIR)
-        self.processes.append(process)
-        return process
-
-    def kill(self, process):
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(timeout=20)
-
-    def stop(self):
-        for process in self.processes:
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-        for name in queues.all_queues(self.queue):
-            forget_queue(name)
-
-
-def forget_queue(name):
-    """Remove what Redis still holds for the queue: the killed worker's unacknowledged
-    message, which would otherwise be restored to a queue nobody reads an hour later."""
-    import redis
-
-    client = redis.Redis.from_url(os.environ["REDIS_URL"])
-    client.delete(name, f"_kombu.binding.{name}", f"_kombu.binding_permanent.{name}")
-    for tag, raw in client.hscan_iter("unacked"):
-        if json.loads(raw)[2] == name:
-            client.hdel("unacked", tag)
-            client.zrem("unacked_index", tag)
-
-
-@pytest.fixture
-def workers(transactional_db, tmp_path):
-    """Workers on a queue of this test; the test process sends its jobs there too."""
-    if not REAL_BROKER:
-        yield None
-        return
-    pool = Workers(tmp_path / "var")
-    default_queue = app.conf.task_default_queue
-    app.conf.task_default_queue = pool.queue
-    try:
-        yield pool
-    finally:
-        app.conf.task_default_queue = default_queue
-        pool.stop()
-
-
-def wait_until(condition, what, process=None, attempts=1500, pause=0.02):
-    """Poll (bounded; not a timing assertion) until condition() is true."""
-    for _ in range(attempts):
-        if condition():
-            return
-        if process is not None and process.poll() is not None:
-            raise AssertionError(f"the worker exited with {process.returncode} before {what}")
-        time.sleep(pause)
-    raise AssertionError(f"gave up waiting for {what}")
-
-
-def progressed(job):
-    def check():
-        job.refresh_from_db()
-        assert not job.finished, f"job {job.pk} finished before it could be interrupted"
-        return job.status == Job.Status.RUNNING and job.done > 0
-    return check
 
 
 # --- a worker killed in the middle of an ingest -----------------------------------
@@ -203,43 +95,6 @@ def test_an_ingest_interrupted_by_a_killed_worker_completes_without_duplicates(w
 
 
 # --- a worker killed in the middle of an export -----------------------------------
-
-def coded_study(people, items):
-    """A study of `items` papers, each coded by cora and cyril, written in bulk."""
-    study = factories.study("Fault export study", owner=people["olive"])
-    for name, role in people["names"].items():
-        factories.member(study, people[name], role)
-    codebook = factories.codebook(study)
-    version = codebook.current_version()
-    documents = Document.objects.bulk_create([
-        Document(kind=Document.Kind.PAPER, source="fault", key=f"2510.{n:05d}",
-                 title=f"Invented paper {n} for the export", url="",
-                 published=datetime(2025, 1 + n % 12, 1 + n % 28, tzinfo=UTC),
-                 metadata={"abstract": f"Invented abstract {n}.", "authors": ["Ann Example"]})
-        for n in range(items)])
-    snapshots = Snapshot.objects.bulk_create([
-        Snapshot(document=d, number=1, content=content, sha256=content_sha256(content))
-        for d in documents for content in [d.content()]])
-    made = Item.objects.bulk_create([
-        Item(study=study, document=d, snapshot=s, codebook=codebook, taken=2,
-             **queue.new_item_fields(study, d))
-        for d, s in zip(documents, snapshots)])
-    now = timezone.now()
-    coders = [people["cora"], people["cyril"]]
-    assignments = Assignment.objects.bulk_create([
-        Assignment(item=item, study_id=item.study_id, coder=coder,
-                   status=Assignment.Status.SUBMITTED, opened_at=now, finished_at=now)
-        for item in made for coder in coders])
-    Coding.objects.bulk_create([
-        Coding(assignment=a, revision=1, codebook_version=version, seconds_spent=30 + n % 90,
-               values={"label": "analysis", "size_b": n % 70, "failures": ["none"],
-                       "code_released": "yes" if n % 3 else "no"}
-               if n % 4 else
-               {"label": "rl_method", "scope": "general", "size_b": "not_reported",
-                "failures": ["entropy_collapse"], "code_released": "no"})
-        for n, a in enumerate(assignments)])
-    return study
-
 
 def sha256(data):
     return hashlib.sha256(data).hexdigest()
