@@ -36,10 +36,10 @@ PUBLISH_TRANSPORT_OPTIONS = {"max_retries": 0, "socket_connect_timeout": 2, "soc
 RUN_JOB = "workbench.run_job"
 
 
-def publish(job_id, kind=None):
+def publish(job_id, kind=None, countdown=None):
     """Send the job's id to its kind's queue (workbench.queues) once; whether the broker
     took it. Never raises when tasks go to a broker (a failure is logged); runs the job
-    when they run in-process."""
+    when they run in-process. With `countdown` (seconds) the worker starts it no sooner."""
     if runs_in_process():
         app.tasks[RUN_JOB].delay(job_id)
         return True
@@ -48,7 +48,7 @@ def publish(job_id, kind=None):
             if kind is None:
                 kind = Job.objects.values_list("kind", flat=True).get(pk=job_id)
             app.send_task(RUN_JOB, (job_id,), connection=conn, retry=False,
-                          queue=queue_for(kind))
+                          queue=queue_for(kind), countdown=countdown)
     except Exception as exc:  # whatever the broker did, the request must not fail
         logger.warning("job %s not sent, the task queue is unreachable (%s: %s); it stays "
                        "queued and is sent again once the broker answers",
@@ -57,9 +57,9 @@ def publish(job_id, kind=None):
     return True
 
 
-def send(job_id, kind=None):
+def send(job_id, kind=None, countdown=None):
     """Publish a job enqueued by `jobs.enqueue` and mark it as having reached the broker."""
-    if publish(job_id, kind) and not runs_in_process():
+    if publish(job_id, kind, countdown) and not runs_in_process():
         Job.objects.filter(pk=job_id, status=Job.Status.QUEUED, heartbeat_at__isnull=True).update(
             heartbeat_at=timezone.now())
 

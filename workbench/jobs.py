@@ -153,8 +153,10 @@ CANCELLED = _("Cancelled.")
 QUEUED_AGAIN = _("Queued again: the database connection was lost.")
 LOST_TOO_OFTEN = _("The database connection was lost too many times; the job stopped.")
 RUNS_AGAIN = _("The database connection was lost; the job runs again.")
+# A job sent with a countdown, while it waits (coding.agreement.snapshots).
+SPACED_OUT = _("Starts shortly: these updates are spaced out so that coding stays fast.")
 # The words above, stored in English, that pages show in the reader's language.
-OWN_WORDS = (CANCELLED, QUEUED_AGAIN, LOST_TOO_OFTEN)
+OWN_WORDS = (CANCELLED, QUEUED_AGAIN, LOST_TOO_OFTEN, SPACED_OUT)
 
 
 def server_folders():
@@ -205,16 +207,18 @@ def kinds():
     return list(_handlers)
 
 
-def enqueue(kind, params=None, user=None):
+def enqueue(kind, params=None, user=None, countdown=None, message=""):
     """Create a job row and send its id to the worker once the transaction commits.
 
     If the broker cannot be reached the job simply waits, queued (see the module
-    docstring); the caller's transaction and request are not affected.
+    docstring); the caller's transaction and request are not affected. With `countdown`
+    (seconds, less than STALE_AFTER, after which the sweep would send it again) the worker
+    starts it no sooner; `message` says why while it waits.
     """
     if kind not in _handlers:
         raise ValueError(f"unknown job kind {kind!r}")
-    job = Job.objects.create(kind=kind, params=params or {}, created_by=user)
-    transaction.on_commit(lambda: broker.send(job.pk, job.kind))
+    job = Job.objects.create(kind=kind, params=params or {}, created_by=user, message=message)
+    transaction.on_commit(lambda: broker.send(job.pk, job.kind, countdown))
     return job
 
 

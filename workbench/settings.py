@@ -382,6 +382,17 @@ CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 # How much a Celery worker lowers its CPU priority when it starts (workbench.worker): jobs
 # take what the web processes leave. 0 keeps the priority it was started with.
 WORKER_NICE = int(env_str("WORKBENCH_WORKER_NICE", "10"))
+# The largest share of the time automatic agreement snapshots may take (coding.agreement.
+# snapshots): after a report that took T seconds, the next automatic one starts no sooner
+# than T x (1/share - 1) later. 1 lets them run back to back.
+try:
+    AGREEMENT_JOB_SHARE = float(env_str("WORKBENCH_AGREEMENT_JOB_SHARE", "0.25"))
+except ValueError:
+    AGREEMENT_JOB_SHARE = float("nan")
+if not 0 < AGREEMENT_JOB_SHARE <= 1:
+    raise ImproperlyConfigured(
+        f"WORKBENCH_AGREEMENT_JOB_SHARE={env_str('WORKBENCH_AGREEMENT_JOB_SHARE')!r} is not a "
+        "share of time above 0 and at most 1 (e.g. 0.25)")
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

@@ -8,9 +8,15 @@ one statement, built once per process and prepared on PostgreSQL (workbench/prep
 "is the N-th new independent coding there?" reads at most N rows of the study's codings
 by their (study, id) index, whatever the study's size. Built through the ORM on every
 submission, the two checks were 30% of a submission's CPU (issue 13).
+
+Snapshots do not starve the coders: a job that reads every coding of a large study took
+half of what 50 coders got on two cores when one followed another (issue 43). So an
+automatic snapshot waits, queued, in proportion to how long the last report took
+(`rest_left`, settings.AGREEMENT_JOB_SHARE, a quarter of the time by default).
 """
 
 import math
+import time
 from datetime import datetime
 
 from django.conf import settings
@@ -35,8 +41,9 @@ def snapshot_every():
 def schedule_agreement(study):
     """Enqueue the agreement job if it is due; the job, or None. Cheap: see the module."""
     every = snapshot_every()
-    waiting, due = _due(every).first(study=study.pk, study_in_params=study.pk,
-                                     stale=timezone.now() - jobs.STALE_AFTER)
+    now = timezone.now()
+    waiting, due, taken_at, seconds = _due(every).first(
+        study=study.pk, study_in_params=study.pk, stale=now - jobs.STALE_AFTER)
     if waiting or not due:
         return None
     if jobs.runs_in_process():
@@ -44,7 +51,26 @@ def schedule_agreement(study):
         # report inside the coder's request. The row waits for the next person who
         # opens the agreement page (run_waiting), or for a recompute.
         return Job.objects.create(kind=KIND, params=_params(study))
+    wait = rest_left(taken_at, seconds, now)
+    if wait:
+        return jobs.enqueue(KIND, _params(study), countdown=wait, message=jobs.SPACED_OUT)
     return jobs.enqueue(KIND, _params(study))
+
+
+def rest_left(taken_at, seconds, now):
+    """Seconds the next automatic snapshot waits before it starts, so that snapshots take
+    at most settings.AGREEMENT_JOB_SHARE of the time while coders submit: the last report's
+    `seconds` x (1/share - 1), counted from when it was `taken_at`; 0 when that has passed.
+    At most half the stale-job timeout (a queued job unclaimed for that long is sent again).
+
+    A job that waits is queued, so no other is enqueued meanwhile (the debounce); when it
+    starts it reads every coding submitted until then. The owner's Recompute never waits.
+    """
+    if taken_at is None or not seconds:
+        return 0
+    share = settings.AGREEMENT_JOB_SHARE
+    left = seconds * (1 / share - 1) - (now - taken_at).total_seconds()
+    return min(max(left, 0), jobs.STALE_AFTER.total_seconds() / 2)
 
 
 _DUE = {}
@@ -57,16 +83,18 @@ def _due(every):
             alive = Q(status=Job.Status.QUEUED) | Q(status=Job.Status.RUNNING,
                                                     heartbeat_at__gte=stale)
             waiting = Job.objects.filter(alive, kind=KIND, params__study=study_in_params)
-            last = (AgreementSnapshot.objects.filter(study_id=study).order_by("-last_coding_id")
-                    .values("last_coding_id")[:1])
+            newest = AgreementSnapshot.objects.filter(study_id=study).order_by("-last_coding_id")
+            last = newest.values("last_coding_id")[:1]
             # The every-th new coding (OFFSET every - 1), unordered: there are at least
             # `every` when it exists, and no row past the every-th is read.
             nth = Coding.objects.filter(study_id=study, phase=Coding.Phase.INDEPENDENT,
                                         pk__gt=Coalesce(Subquery(last), Value(0))
                                         ).order_by()[max(every, 1) - 1:max(every, 1)]
             return (Study.objects.filter(pk=study).order_by()
-                    .annotate(waiting=Exists(waiting), due=Exists(nth))
-                    .values_list("waiting", "due"))
+                    .annotate(waiting=Exists(waiting), due=Exists(nth),
+                              taken_at=Subquery(newest.values("created_at")[:1]),
+                              seconds=Subquery(newest.values("seconds")[:1]))
+                    .values_list("waiting", "due", "taken_at", "seconds"))
         _DUE[every] = Statement(Study, build, Slot("study"), Slot("study_in_params", "json"),
                                 Slot("stale", datetime))
     return _DUE[every]
@@ -135,13 +163,15 @@ def take_snapshot(study, *, force=False, progress=None):
     """
     if not force and new_codings(study, limit=1) == 0:
         return {"snapshots": [], "note": "no new independent codings"}
+    started = time.monotonic()
     report = study_report(study, progress=progress)
+    seconds = time.monotonic() - started
     parts = {round: finite(part) for round, part in report["rounds"].items()
              if part["n_codings"]}
     rows = AgreementSnapshot.objects.bulk_create(
         AgreementSnapshot(study=study, round=round, n_codings=part["n_codings"],
                           last_coding_id=report["last_coding_id"], report=part,
-                          summary=summarise(part))
+                          summary=summarise(part), seconds=seconds)
         for round, part in parts.items())
     return {"snapshots": [row.pk for row in rows], "n_codings": report["n_codings"]}
 

@@ -27,11 +27,18 @@ class AgreementSnapshot(models.Model):
     report = models.JSONField()
     # {"<codebook id>:<question key>": {"alpha": .., "low": .., "high": .., "units": ..}}
     summary = models.JSONField(default=dict)
+    # How long the report took to compute: the next automatic snapshot waits in proportion
+    # (settings.AGREEMENT_JOB_SHARE).
+    seconds = models.FloatField(default=0)
 
     class Meta:
         ordering = ["study", "round", "created_at", "id"]
         indexes = [models.Index(fields=["study", "round", "-created_at"],
-                                name="agreement_snapshot_latest")]
+                                name="agreement_snapshot_latest"),
+                   # The newest snapshot, read on every submission (snapshots._due): by
+                   # index, however many snapshots the study has.
+                   models.Index(fields=["study", "-last_coding_id"],
+                                name="agreement_snapshot_newest")]
 
     def __str__(self):
         return f"{self.study.slug} {self.round} agreement at {self.created_at:%Y-%m-%d %H:%M}"

@@ -186,3 +186,10 @@ def test_connection_settings_suit_a_direct_database_and_pgbouncer_in_transaction
         assert "prepare_threshold" not in seen["options"] and "options" not in seen["options"]
     else:
         assert seen["cursors"] is False and "jit=off" in seen["options"]["options"]
+
+
+@pytest.mark.parametrize("value", ["0", "1.5", "a quarter"])
+def test_a_share_of_time_outside_0_to_1_is_named(tmp_path, value):
+    result = settings_under(tmp_path, WORKBENCH_AGREEMENT_JOB_SHARE=value)
+    assert result.returncode != 0
+    assert f"WORKBENCH_AGREEMENT_JOB_SHARE={value!r} is not a share of time" in result.stderr
