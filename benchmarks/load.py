@@ -122,8 +122,9 @@ def parse_arguments():
     parser.add_argument("--threads", type=int, default=1, help=(
         "threads per gunicorn worker (gthread); 1: sync workers (default)"))
     parser.add_argument("--job-phases", type=float, default=0, help=(
-        "after the load, this many seconds four times: the worker stopped, then an "
-        "agreement job always running, twice, interleaved (issue 43); 0: none"))
+        "after the load, this many seconds six times: the worker stopped, an agreement job "
+        "always running, the automatic snapshots as deployed, twice, interleaved (issue 43); "
+        "0: none"))
     parser.add_argument("--alone", type=int, default=30,
                         help="next + submit + reference cycles by one coder alone, before the "
                              "load (default 30)")
@@ -379,8 +380,8 @@ class Servers:
     def start_worker(self):
         from workbench.queues import worker_argument  # every job kind's queue, for -Q
 
-        if not self.args.redis_url:
-            return
+        if not self.args.redis_url or (self.worker and self.worker.poll() is None):
+            return  # no broker, or the worker runs already
         self.worker = self._start(
             [sys.executable, "-m", "celery", "-A", "workbench", "worker", "--pool=solo",
              "--loglevel=WARNING", "-Q", worker_argument(ns=self.queue),
@@ -602,13 +603,17 @@ async def drive(args, servers, tally, answers, usernames):
         await asyncio.gather(*(c.close() for c in coders), return_exceptions=True)
 
 
-JOB_PHASES = (("no job", False), ("agreement job", True)) * 2
+# (phase, what runs): the worker stopped; an agreement job always running, one after another
+# (what the automatic snapshots were before issue 43); the automatic snapshots as deployed,
+# spaced out by settings.AGREEMENT_JOB_SHARE.
+JOB_PHASES = (("no job", None), ("back to back", "always"), ("spaced (as deployed)", "auto")) * 2
 
 
 async def job_phases(args, servers, coders):
-    """The same coders for --job-phases seconds at a time, alternately with the Celery
-    worker stopped (no background job runs) and with an agreement job always running
-    (a new one enqueued whenever none is queued or running), twice each, interleaved."""
+    """The same coders for --job-phases seconds at a time, interleaved, twice each: with
+    the Celery worker stopped (no background job runs), with an agreement job always running
+    (a new one enqueued whenever none is queued or running), and with the automatic
+    snapshots the coders' submissions schedule, as deployed."""
     from workbench import jobs
     from workbench.celery import app
     from workbench.models import Job
@@ -633,6 +638,14 @@ async def job_phases(args, servers, coders):
         finally:
             connection.close()
 
+    def cancel_waiting_jobs():
+        """Jobs the last phase queued: the worker may never have seen them (its queue is
+        removed when it stops), and a queued one would hold the next automatic one back."""
+        try:
+            Job.objects.filter(kind="agreement", status="queued").update(status="cancelled")
+        finally:
+            connection.close()
+
     study_id = await asyncio.to_thread(the_study)
 
     for n, (phase, busy) in enumerate(JOB_PHASES):
@@ -640,10 +653,11 @@ async def job_phases(args, servers, coders):
             await asyncio.to_thread(servers.start_worker)
         else:
             await asyncio.to_thread(servers.stop_worker)
+        await asyncio.to_thread(cancel_waiting_jobs)
         say(f"phase {n + 1}: {phase}, {args.job_phases:g} s …")
         deadline = time.perf_counter() + args.job_phases
         keeper = None
-        if busy:
+        if busy == "always":
             async def keep():
                 while time.perf_counter() < deadline:
                     await asyncio.to_thread(keep_one_agreement_job)
@@ -770,6 +784,21 @@ def background_jobs():
             for (kind, status), v in sorted(rows.items())]
 
 
+def agreement_timeline():
+    """[(created, waited, ran)] seconds of each finished agreement job, oldest first;
+    created counted from the first job's creation."""
+    from workbench.models import Job
+
+    rows = list(Job.objects.filter(kind="agreement", started_at__isnull=False,
+                                   finished_at__isnull=False).order_by("created_at")
+                .values_list("created_at", "started_at", "finished_at"))
+    if not rows:
+        return []
+    first = rows[0][0]
+    return [((c - first).total_seconds(), (s - c).total_seconds(), (f - s).total_seconds())
+            for c, s, f in rows]
+
+
 def latency_row(label, values, server=None):
     if not values:
         return f"  {label:34}{'—':>8}"
@@ -852,6 +881,14 @@ def report(args, study, tally, elapsed, cpu, servers):
                                              if longest is not None else ""))
     if not jobs:
         say("  none")
+    timeline = agreement_timeline()
+    if timeline:
+        say("  agreement jobs, each: created (s after the first), waited before it started, ran: "
+            + "; ".join(f"+{c:.1f} {w:.1f} {r:.1f}" for c, w, r in timeline))
+        span = timeline[-1][0] + timeline[-1][1] + timeline[-1][2] - timeline[0][1]
+        say(f"  they ran {sum(r for _, _, r in timeline) / span:.0%} of the "
+            f"{span:.1f} s from the first start to the last end "
+            "(settings.AGREEMENT_JOB_SHARE caps the automatic ones)")
     say("\nStatuses: " + ", ".join(f"{step} {status}: {n:,}"
                                    for (step, status), n in sorted(tally.statuses.items())))
     if tally.errors:

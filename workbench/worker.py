@@ -1,7 +1,8 @@
 """What a Celery worker does besides running jobs: the job sweep, and a lower CPU priority.
 
 A worker lowers its own CPU priority when it starts (`os.nice(settings.WORKER_NICE)`,
-WORKBENCH_WORKER_NICE, default 10; its pool's processes inherit it): on a machine that
+WORKBENCH_WORKER_NICE, default 10; its pool's processes inherit it), and its session's
+scheduling group's when it leads a session (`lower_session_group`): on a machine that
 also serves the coders, an agreement report, an export or an import then takes only the
 CPU the web processes leave (issue 43: one background job took about half of what the
 coders got on two cores). 0 keeps the priority the worker was started with.
@@ -16,6 +17,7 @@ connection, closed afterwards; it looks after the kinds of the queues this worke
 import logging
 import os
 import threading
+from pathlib import Path
 
 from celery.signals import worker_init, worker_ready, worker_shutdown
 from django.conf import settings
@@ -82,3 +84,27 @@ def lower_priority(**kwargs):
     if settings.WORKER_NICE > 0:
         now = os.nice(settings.WORKER_NICE)
         logger.info("worker CPU priority lowered: niceness %s", now)
+        if lower_session_group(settings.WORKER_NICE):
+            logger.info("and its session's scheduling group's: niceness %s",
+                        settings.WORKER_NICE)
+
+
+AUTOGROUP = Path("/proc/self/autogroup")
+
+
+def lower_session_group(nice, path=AUTOGROUP):
+    """Lower the worker's session's scheduling group too; whether it was.
+
+    Linux shares the CPU between sessions' groups (autogroups) before niceness counts
+    inside a group: a worker in a session of its own (a service, `setsid`, most
+    supervisors) got as much CPU as the web server's whole session, niced or not (measured
+    with benchmarks/load.py --job-phases: 70% of a core for the niced worker, the three
+    gunicorn workers down from 137% to 80%). Only when the worker leads its session, so
+    that no other process is lowered with it; where there are no autogroups, nothing."""
+    if os.getsid(0) != os.getpid():
+        return False
+    try:
+        path.write_text(str(nice))
+    except OSError:  # no autogroups (disabled, or not Linux)
+        return False
+    return True

@@ -51,14 +51,15 @@ class Workers:
             WORKBENCH_JOB_SWEEP_SECONDS=str(SWEEP_SECONDS),
         )
 
-    def start(self):
+    def start(self, session=False):
+        """A worker; with `session`, in a session of its own, as a service starts it."""
         hostname = f"{self.queue}-{len(self.processes) + 1}@localhost"
         process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "workbench", "worker", "--pool=solo",
              "--concurrency=1", "--loglevel=WARNING", "-Q", queues.worker_argument(ns=self.queue),
              "--hostname", hostname,
              "--without-mingle", "--without-gossip", "--without-heartbeat"],
-            env=self.env, cwd=BASE_DIR)
+            env=self.env, cwd=BASE_DIR, start_new_session=session)
         self.processes.append(process)
         return process
 

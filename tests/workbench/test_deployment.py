@@ -67,3 +67,11 @@ def test_every_queue_group_has_a_worker_and_every_worker_the_object_store():
     assert COMPOSE["services"]["web"]["environment"]["WORKBENCH_S3_ENDPOINT_URL"].startswith(
         "http://objects:")
     assert "seaweedfs" in COMPOSE["services"]["objects"]["image"]
+
+
+def test_workers_weigh_less_than_the_web_for_the_cpu():
+    """Niceness counts only inside a container's group: between containers the CPU goes by
+    weight (1024 unless set), so a worker container would take as much as the web's."""
+    for name, service in worker_services().items():
+        assert service.get("cpu_shares", 1024) < COMPOSE["services"]["web"].get(
+            "cpu_shares", 1024), name

@@ -25,6 +25,7 @@ import socket
 import time
 import zipfile
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.db.models import Count
@@ -356,11 +357,39 @@ def test_a_worker_runs_below_the_web_processes_cpu_priority(workers):
     assert os.getpriority(os.PRIO_PROCESS, worker.pid) == wanted
 
 
+@needs_real_worker
+@pytest.mark.worker
+def test_a_worker_in_a_session_of_its_own_lowers_its_sessions_group(workers):
+    """Linux shares the CPU between sessions' groups before niceness counts: a niced worker
+    started in its own session (as services and `setsid` start it) took 70% of a core
+    beside three gunicorn workers (benchmarks/load.py --job-phases)."""
+    if not Path("/proc/self/autogroup").exists():
+        pytest.skip("this kernel has no autogroups")
+    worker = workers.start(session=True)
+    group = Path(f"/proc/{worker.pid}/autogroup")
+    wait_until(lambda: group.read_text().strip().endswith("nice 10"),
+               "the worker to lower its session's group", worker)
+    assert Path("/proc/self/autogroup").read_text().strip().endswith("nice 0")  # not ours
+
+
+def test_a_worker_sharing_its_session_leaves_the_group_alone(tmp_path, monkeypatch):
+    from workbench import worker
+
+    group = tmp_path / "autogroup"
+    group.write_text("/autogroup-1 nice 0\n")
+    monkeypatch.setattr(worker.os, "getsid", lambda pid: os.getpid() + 1)  # not its leader
+    assert worker.lower_session_group(10, group) is False
+    monkeypatch.setattr(worker.os, "getsid", lambda pid: os.getpid())
+    assert worker.lower_session_group(10, group) is True and group.read_text() == "10"
+    assert worker.lower_session_group(10, tmp_path / "absent" / "autogroup") is False
+
+
 def test_the_worker_lowers_its_priority_by_the_setting(settings, monkeypatch):
     from workbench import worker
 
     asked = []
     monkeypatch.setattr(worker.os, "nice", lambda n: asked.append(n) or n)
+    monkeypatch.setattr(worker, "lower_session_group", lambda nice: False)  # not this one's
     settings.WORKER_NICE = 10
     worker.lower_priority()
     settings.WORKER_NICE = 0
