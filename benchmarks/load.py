@@ -859,8 +859,8 @@ def report(args, study, tally, elapsed, cpu, servers):
         say(latency_row(label, tally.latency["load", step], server.get(step)))
 
     if args.alone:
-        say(f"\nAlone, before the load (one coder, one request at a time: service time without "
-            f"queueing)")
+        say("\nAlone, before the load (one coder, one request at a time: service time without "
+            "queueing)")
         say(f"  {'latency, ms (client side)':34}{'n':>8}{'p50':>9}{'p95':>9}{'p99':>9}{'max':>9}")
         for step in STEPS:
             say(latency_row(step, tally.latency["alone", step]))
