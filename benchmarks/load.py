@@ -886,6 +886,7 @@ def report(args, study, tally, elapsed, cpu, servers):
         say("  agreement jobs, each: created (s after the first), waited before it started, ran: "
             + "; ".join(f"+{c:.1f} {w:.1f} {r:.1f}" for c, w, r in timeline))
         span = timeline[-1][0] + timeline[-1][1] + timeline[-1][2] - timeline[0][1]
+    if timeline and span > 0:
         say(f"  they ran {sum(r for _, _, r in timeline) / span:.0%} of the "
             f"{span:.1f} s from the first start to the last end "
             "(settings.AGREEMENT_JOB_SHARE caps the automatic ones)")

@@ -104,7 +104,7 @@ def lower_session_group(nice, path=AUTOGROUP):
     if os.getsid(0) != os.getpid():
         return False
     try:
-        path.write_text(str(nice))
+        path.write_text(str(min(nice, 19)))  # the kernel's range, as os.nice clamps
     except OSError:  # no autogroups (disabled, or not Linux)
         return False
     return True
