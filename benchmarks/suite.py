@@ -51,7 +51,7 @@ def tiny_screening_set(path):
 
 SCRIPTS = {
     "agreement": Script(
-        {"smoke": ["--units", "2000", "--repeats", "1", "--study", "--items", "200"],
+        {"smoke": ["--scale", "0.002", "--repeats", "1", "--study", "--items", "200"],
          "documented": ["--study"]},
         prints="krippendorff.alpha, 18 matrices"),
     "agreement_report": Script(

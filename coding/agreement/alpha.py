@@ -157,13 +157,11 @@ def _encode(ratings, categories=None):
 
 
 def _encode_numbers(table, categories):
+    coded = _count_whole_table(table) if categories is None else None
+    if coded is not None:
+        return coded
     present = ~np.isnan(table)
     values = table[present]
-    counted = _count_whole_numbers(values) if categories is None else None
-    if counted is not None:
-        codes = np.full(table.shape, -1, dtype=np.int64)
-        codes[present] = counted[1]
-        return _Coded(codes, counted[0].tolist())
     labels = np.unique(values) if categories is None else _distinct(np.asarray(categories, float))
     # Categories come in the caller's order, so look values up through a sorted view.
     order = np.argsort(labels, kind="stable")
@@ -176,22 +174,29 @@ def _encode_numbers(table, categories):
     return _Coded(codes, labels.tolist())
 
 
-def _count_whole_numbers(values):
-    """(sorted distinct values, each value's position among them), as np.unique and a
-    lookup would give them, found by counting instead of sorting: for whole numbers over
-    a range not much wider than their count (category codes, 0/1, counts), the usual
-    input, in linear time. None for anything else."""
-    if values.size == 0:
+def _count_whole_table(table):
+    """_encode_numbers' result, found by counting over the whole table at once (no copy of
+    the present values, no lookup when every whole number of the range is used) for whole
+    numbers over a range not much wider than the table: category codes, the usual input.
+    None for anything else, which the general path encodes."""
+    if not table.size:
         return None
-    low, high = float(values.min()), float(values.max())
-    if not (-2.0**52 < low <= high < 2.0**52) or high - low > max(4 * values.size, 1024):
+    with np.errstate(invalid="ignore"):
+        low, high = np.fmin.reduce(table, axis=None), np.fmax.reduce(table, axis=None)
+    if not (-2.0**52 < low <= high < 2.0**52) or high - low > max(4 * table.size, 1024):
+        return None  # NaN (nothing rated) fails the first test
+    missing = np.isnan(table)
+    shifted = table - low
+    with np.errstate(invalid="ignore"):
+        codes = shifted.astype(np.int64)
+    if np.count_nonzero(codes != shifted) != np.count_nonzero(missing):  # NaN: never equal
         return None
-    offsets = values - low
-    whole = offsets.astype(np.int64)
-    if not np.array_equal(whole, offsets):
-        return None
-    used = np.bincount(whole) > 0
-    return np.flatnonzero(used) + low, (np.cumsum(used) - 1)[whole]
+    codes[missing] = -1
+    used = np.bincount((codes + 1).ravel())[1:] > 0
+    labels = (np.flatnonzero(used) + low).tolist()
+    if not used.all():
+        codes = np.where(codes >= 0, (np.cumsum(used) - 1)[codes], -1)
+    return _Coded(codes, labels)
 
 
 def _encode_objects(table, categories):
@@ -341,7 +346,67 @@ def _unit_pairs(codes):
 
 def _coincidences(codes, n_categories):
     """Krippendorff's coincidence matrix: ordered pairs of values within units, each pair
-    weighted 1/(m - 1) for a unit with m ratings."""
+    weighted 1/(m - 1) for a unit with m ratings.
+
+    Three ways, one matrix (up to the order of floating-point sums; tests/coding/agreement/
+    test_fast_paths.py checks them against each other): few coders and categories (the
+    usual question), the units' distinct patterns of ratings are counted in one pass and
+    each pattern's pairs weighed by how many units have it; few categories, each unit's
+    count of each value; else pair by pair."""
+    units, coders = codes.shape
+    base = n_categories + 1
+    if units and coders and coders * np.log2(base) <= np.log2(max(units, PATTERNS_AT_LEAST)):
+        return _coincidences_by_patterns(codes, n_categories)
+    if units and base <= COUNTS_PER_RATING * coders:
+        return _coincidences_by_counts(codes, n_categories)
+    return _coincidences_by_pairs(codes, n_categories)
+
+
+# The patterns path counts (categories + 1) ** coders possible patterns: it is taken while
+# they are no more than the units, or this many.
+PATTERNS_AT_LEAST = 4096
+# The counts path's table holds units x (categories + 1) numbers; it is taken while that is
+# at most this many times the ratings' table (units x coders).
+COUNTS_PER_RATING = 4
+
+
+def _coincidences_by_patterns(codes, n_categories):
+    """Each unit's ratings read as one number (base categories + 1, missing the digit 0),
+    counted with one bincount; then the distinct patterns' coincidences, each weighed by
+    how many units share it. Linear in the units with a handful of passes."""
+    units, coders = codes.shape
+    base = n_categories + 1
+    ids = np.zeros(units, dtype=np.int64)
+    for column in range(coders):
+        ids *= base
+        ids += codes[:, column]
+        ids += 1
+    frequency = np.bincount(ids, minlength=base ** coders)
+    present = np.flatnonzero(frequency)
+    rows = present[:, None] // base ** np.arange(coders - 1, -1, -1, dtype=np.int64) % base - 1
+    return _coincidences_by_counts(rows, n_categories, frequency[present])
+
+
+def _coincidences_by_counts(codes, n_categories, units_alike=None):
+    """o = sum over units of (n_u n_u' - diag(n_u)) / (m_u - 1), n_u the unit's count of
+    each value: one bincount over the ratings (missing ones in a column of their own) and
+    one matrix product, however many coders; no pair is ever listed. `units_alike`: how
+    many units each row stands for (1 each by default)."""
+    units, coders = codes.shape
+    width = n_categories + 1
+    # Column 0 of each unit's counts is its missing ratings (code -1), then the values.
+    index = codes + (np.arange(units, dtype=np.int64) * width + 1)[:, None]
+    counts = np.bincount(index.ravel(), minlength=units * width).reshape(units, width)
+    per_unit = coders - counts[:, 0]
+    counts = counts[:, 1:].astype(float)
+    weight = np.where(per_unit >= 2, 1.0 / np.maximum(per_unit - 1, 1), 0.0)
+    if units_alike is not None:
+        weight = weight * units_alike
+    weighted = counts * weight[:, None]
+    return weighted.T @ counts - np.diag(weighted.sum(axis=0))
+
+
+def _coincidences_by_pairs(codes, n_categories):
     per_unit = _ratings_per_unit(codes)
     weight = 1.0 / np.maximum(per_unit - 1, 1)
     counts = np.zeros(n_categories * n_categories)

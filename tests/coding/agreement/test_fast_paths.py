@@ -99,3 +99,43 @@ def test_epoch_from_the_database_is_pythons_timestamp(alpha, people):
         factories.code(paper, people["cora"], label="analysis")
     rows = Coding.objects.values_list("submitted_at", _Epoch("submitted_at"))
     assert rows and all(when.timestamp() == epoch for when, epoch in rows)
+
+
+def test_the_coincidences_by_counts_are_those_pair_by_pair():
+    """Issue 42: alpha at 1M units x 3 coders counts each unit's values instead of listing
+    its pairs; on random shapes (coders, categories, missing shares) both give one matrix."""
+    from coding.agreement import alpha
+
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        units, coders = int(rng.integers(1, 400)), int(rng.integers(1, 12))
+        size = int(rng.integers(1, 9))
+        codes = rng.integers(0, size, size=(units, coders))
+        codes[rng.random((units, coders)) < rng.choice([0, 0.1, 0.5, 0.9])] = -1
+        by_pairs = alpha._coincidences_by_pairs(codes, size)
+        ways = [alpha._coincidences_by_counts(codes, size)]
+        if (size + 1) ** coders <= 1_000_000:  # the patterns a bincount can hold
+            ways.append(alpha._coincidences_by_patterns(codes, size))
+        for by in ways:
+            assert np.allclose(by, by_pairs, rtol=1e-12, atol=1e-9)
+    empty = np.full((5, 3), -1)
+    assert np.array_equal(alpha._coincidences_by_counts(empty, 2), np.zeros((2, 2)))
+    assert np.array_equal(alpha._coincidences_by_patterns(empty, 2), np.zeros((2, 2)))
+
+
+def test_alpha_counts_patterns_for_few_coders_values_for_many_and_pairs_for_wide_scales(
+        monkeypatch):
+    from coding.agreement import alpha
+
+    taken = []
+    for way in ("patterns", "counts", "pairs"):
+        original = getattr(alpha, f"_coincidences_by_{way}")
+        monkeypatch.setattr(alpha, f"_coincidences_by_{way}",
+                            lambda *a, way=way, original=original:
+                            taken.append(way) or original(*a))
+    rng = np.random.default_rng(0)
+    alpha.krippendorff_alpha(rng.integers(0, 5, size=(1000, 3)).astype(float), "nominal")
+    alpha.krippendorff_alpha(rng.integers(0, 5, size=(1000, 50)).astype(float), "nominal")
+    alpha.krippendorff_alpha(rng.normal(size=(1000, 3)), "interval")  # 3,000 values
+    assert taken[0] == "patterns" and taken[-2:] == ["counts", "pairs"]
+
