@@ -1,17 +1,21 @@
-"""Workers of a test's own for the fault tests (test_faults.py, test_fault_run.py): real
-`celery worker` processes on a queue no other worker consumes, killed and started at will,
-and a study coded in bulk for the jobs they run."""
+"""Servers of a test's own for the fault tests (test_faults.py, test_fault_run.py,
+test_body_limit.py): real `celery worker` processes on a queue no other worker consumes,
+killed and started at will; gunicorn on a free port; and a study coded in bulk for the
+jobs they run."""
 
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 import uuid
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import pytest
 from django.db import connection
 from django.utils import timezone
@@ -166,3 +170,37 @@ def coded_study(people, items):
                 "failures": ["entropy_collapse"], "code_released": "no"})
         for n, a in enumerate(assignments)])
     return study
+
+
+# --- gunicorn ---------------------------------------------------------------------------
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def answers(url):
+    try:
+        return httpx.get(url, timeout=2).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+@contextmanager
+def gunicorn_serving(env, log, workers=1, log_level="info"):
+    """gunicorn on the project's WSGI app on a free port of 127.0.0.1, its output in `log`;
+    yields its URL once /healthz answers; stopped at the end."""
+    port = free_port()
+    with open(log, "wb") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "workbench.wsgi:application", "--bind",
+             f"127.0.0.1:{port}", "--workers", str(workers), "--log-level", log_level],
+            cwd=BASE_DIR, env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: answers(f"{url}/healthz"), "gunicorn to answer", server)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=20)

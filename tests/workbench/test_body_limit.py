@@ -2,16 +2,11 @@
 finding 2: a 5 MB body got a connection reset and a traceback at ERROR level)."""
 
 import os
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import httpx
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.workbench.conftest import gunicorn_serving
 
 
 def test_an_oversized_json_body_is_413_naming_the_limit(client, caplog, django_user_model):
@@ -29,35 +24,14 @@ def test_a_large_upload_is_measured_against_the_upload_limit(client, settings):
     assert response.status_code == 413
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def gunicorn(tmp_path):
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env.update(DJANGO_SECRET_KEY="body-limit-test-" + "x" * 40,
                WORKBENCH_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="workbench.settings")
     log = tmp_path / "gunicorn.log"
-    with open(log, "wb") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "workbench.wsgi:application", "--bind",
-             f"127.0.0.1:{port}", "--workers", "1", "--log-level", "info"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        for _ in range(100):
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}", log
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with gunicorn_serving(env, log) as url:
+        yield url, log
 
 
 def test_gunicorn_answers_a_5_mb_body_with_413_not_a_reset(gunicorn):

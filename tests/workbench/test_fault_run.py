@@ -19,9 +19,6 @@ DATABASE_URL (PostgreSQL) and REDIS_URL; skipped without them.
 """
 
 import os
-import socket
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -39,7 +36,9 @@ from coding.export.jobs import start_export
 from coding.models import AgreementSnapshot, Assignment, Coding, Item
 from tests import factories
 from tests.conftest import _test_database_url, wait_for_job
-from tests.workbench.conftest import coded_study, needs_real_worker, progressed, wait_until
+from tests.workbench.conftest import (
+    coded_study, gunicorn_serving, needs_real_worker, progressed, wait_until,
+)
 from workbench.models import Job, JobEvent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,39 +56,15 @@ def terminate_app_connections():
         return cursor.fetchone()[0]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def gunicorn(workers, tmp_path):
     """gunicorn (2 sync workers) on the test database, sending jobs to `workers`' queue."""
-    port = free_port()
     env = dict(os.environ, DATABASE_URL=_test_database_url(connection.settings_dict),
                WORKBENCH_QUEUE=workers.queue, WORKBENCH_VAR_DIR=str(tmp_path / "var"),
                DJANGO_SECRET_KEY=settings.SECRET_KEY)
     log = tmp_path / "gunicorn.log"
-    with open(log, "wb") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "workbench.wsgi:application", "--bind",
-             f"127.0.0.1:{port}", "--workers", "2", "--log-level", "warning"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until(lambda: answers(f"{url}/healthz"), "gunicorn to answer", server)
+    with gunicorn_serving(env, log, workers=2, log_level="warning") as url:
         yield url, log
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
-
-
-def answers(url):
-    try:
-        return httpx.get(url, timeout=2).status_code == 200
-    except httpx.TransportError:
-        return False
 
 
 def session_for(user):
