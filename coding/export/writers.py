@@ -14,14 +14,19 @@ from datetime import datetime
 from itertools import islice, repeat
 
 import numpy
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from coding.export.rows import Columns, Repeated, Timestamps, expanded
 
+# pyarrow is imported where a Parquet file is written, not with this module, which every
+# web and worker process loads: 40 MB a process saved (tests/workbench/test_startup.py).
+
+
 BATCH = 20_000
-ARROW_TYPES = {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(),
-               "boolean": pa.bool_(), "datetime": pa.timestamp("us", tz="UTC")}
+def arrow_type_of(kind):
+    import pyarrow as pa
+
+    return {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(),
+            "boolean": pa.bool_(), "datetime": pa.timestamp("us", tz="UTC")}[kind]
 
 
 def batches(rows, size=BATCH):
@@ -163,10 +168,14 @@ def write_jsonl(path, fields, rows, on_batch=None):
 
 
 def arrow_schema(fields):
-    return pa.schema([pa.field(f.name, ARROW_TYPES[f.type]) for f in fields])
+    import pyarrow as pa
+
+    return pa.schema([pa.field(f.name, arrow_type_of(f.type)) for f in fields])
 
 
 def write_parquet(path, fields, rows, on_batch=None):
+    import pyarrow.parquet as pq
+
     schema = arrow_schema(fields)
     count = 0
     with pq.ParquetWriter(path, schema, compression="zstd") as writer:
@@ -184,6 +193,8 @@ def arrow_batches(rows, fields, schema, size=BATCH):
     dict rows or Columns batches of any size. Each part becomes Arrow arrays as it comes,
     so what waits for the row group to fill is held in Arrow's compact form, not as
     Python objects."""
+    import pyarrow as pa
+
     names = [f.name for f in fields]
     pending, held = [], 0
     for part in _parts(rows, names, size):
@@ -203,6 +214,8 @@ def arrow_batches(rows, fields, schema, size=BATCH):
 
 
 def _arrow_column(column, size, kind, arrow_type, runs):
+    import pyarrow as pa
+
     if column is None:
         return arrow_array([None] * size, kind, arrow_type)
     if isinstance(column, Repeated):
@@ -224,6 +237,8 @@ AS_THEY_ARE = {"datetime": {datetime, NONE}, "number": {float, NONE}}
 def arrow_array(values, kind, arrow_type):
     """The column as an Arrow array: [_arrow_cell(v, kind) for v in values], converted by
     pyarrow in one call where no cell needs changing (the types checked in C)."""
+    import pyarrow as pa
+
     if isinstance(values, Timestamps):
         return timestamps_array(values, arrow_type)
     if kind in AS_THEY_ARE:
@@ -238,6 +253,8 @@ def timestamps_array(column, arrow_type):
     """Timestamps' texts parsed by Arrow: PostgreSQL's (with their offset, '+00') in one
     cast. Texts without an offset (SQLite's, UTC) or any Arrow does not read go the way
     of every other datetime: parsed in Python, then converted (the same instants)."""
+    import pyarrow as pa
+
     try:
         return pa.array(column.texts, type=pa.string()).cast(arrow_type)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):

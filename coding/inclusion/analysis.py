@@ -36,8 +36,6 @@ field's table; they are counted.
 
 import numpy as np
 from django.utils.translation import gettext, gettext_noop
-from scipy import stats
-from scipy.stats.contingency import odds_ratio
 
 from coding.codebooks.versions import YES_NO
 from coding.models import Decision, InclusionList, Item, MethodLink, Question
@@ -251,6 +249,8 @@ def _option(value, option):
 
 
 def _field(field, chosen, values, included):
+    from scipy import stats
+
     name, key, kind, answers, read = field
     counts = {answer: [0, 0] for answer in answers}
     left_out = 0
@@ -293,6 +293,8 @@ def freeman_halton(table):
     """(p, how) of the Freeman-Halton test of an R x 2 table, two-sided: how is "exact"
     when at most EXACT_TABLES tables share its margins (all enumerated), else "monte
     carlo: RESAMPLES tables, seed SEED"."""
+    from scipy import stats
+
     table = np.asarray(table, dtype=np.int64)
     rows, first = table.sum(axis=1), int(table[:, 0].sum())
     if _tables_with_margins(rows, first) <= EXACT_TABLES:
@@ -341,6 +343,8 @@ def _exact_p(table, rows, first):
 
 def _odds(table):
     """Sample odds ratio ad/bc and Woolf's interval; None bounds where a cell is empty."""
+    from scipy.stats.contingency import odds_ratio
+
     with np.errstate(divide="ignore", invalid="ignore"):  # an empty cell: no bound
         result = odds_ratio(np.asarray(table), kind="sample")
         low, high = result.confidence_interval(CONFIDENCE)

@@ -23,7 +23,6 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-import openai
 from django.utils import translation
 from django.utils.translation import gettext
 
@@ -100,6 +99,8 @@ class Caller:
     """Sends a run's requests; one per thread at a time, any number of threads."""
 
     def __init__(self, machine, key, pacer=None, sleep=time.sleep, client=None):
+        import openai  # here, not with the module: it added 50 MB to every process
+
         self.machine = machine
         self.client = client or openai.OpenAI(
             base_url=machine.base_url, api_key=key or "not-needed", max_retries=0,
@@ -153,6 +154,8 @@ class Caller:
     def _send(self, body, result):
         """One completion, retried on 429, 5xx, timeouts and lost connections; None (with
         the reason in `result`) when the item fails."""
+        import openai
+
         for attempt in range(NETWORK_RETRIES + 1):
             self.pacer.wait()
             result.attempts += 1

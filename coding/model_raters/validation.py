@@ -44,7 +44,6 @@ from collections import Counter, defaultdict
 import numpy as np
 from django.db.models import Max
 from django.utils.translation import gettext, gettext_noop
-from scipy import stats
 
 from coding.agreement import alpha as agreement
 from coding.agreement.sample_size import RELIABLE, TENTATIVE
@@ -189,6 +188,8 @@ def similarity(question, x, y):
 
 def alt_test(question, model, coders, epsilon=EPSILON, name=None):
     """The alternative annotator test over the items the model and the coders answered."""
+    from scipy import stats
+
     name = name or str
     taking = {c: {i: v for i, v in answers.items() if i in model}
               for c, answers in coders.items()}
@@ -238,6 +239,8 @@ def alt_test(question, model, coders, epsilon=EPSILON, name=None):
 
 def _one_sided(d, epsilon):
     """p of H0: mean(d) >= epsilon against "less", and the test used."""
+    from scipy import stats
+
     if len(d) >= T_TEST_FROM:
         if np.ptp(d) == 0:
             return (0.0 if d[0] < epsilon else 1.0), "t-test"

@@ -14,21 +14,29 @@ order is reproducible.
 labelled rows, `scores` over all rows), so another model can be offered beside the default.
 """
 
+import functools
+
 import numpy as np
 from django.utils.translation import gettext
-from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
-from sklearn.linear_model import LogisticRegression, SGDClassifier
-from sklearn.naive_bayes import MultinomialNB
-from sklearn.svm import LinearSVC
+
+# scikit-learn is imported where a model is made, not with this module: every process
+# loads this module (the demo study ranks records), and scikit-learn alone took a second
+# and 170 MB of each web and worker process's start (tests/workbench/test_startup.py).
 
 FEATURES = 2**20
-_HASHER = HashingVectorizer(n_features=FEATURES, ngram_range=(1, 2), alternate_sign=False,
-                            norm=None, lowercase=True, token_pattern=r"(?u)\b\w\w+\b")
+
+
+@functools.cache
+def _hasher():
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    return HashingVectorizer(n_features=FEATURES, ngram_range=(1, 2), alternate_sign=False,
+                             norm=None, lowercase=True, token_pattern=r"(?u)\b\w\w+\b")
 
 
 def features(texts):
     """Hashed counts of each text's words and word pairs: a sparse matrix, one row a text."""
-    return _HASHER.transform(texts).astype(np.float32).tocsr()
+    return _hasher().transform(texts).astype(np.float32).tocsr()
 
 
 def text_of(fields):
@@ -50,6 +58,8 @@ class Ranker:
     def prepare(self, counts):
         """The TF-IDF matrix a fit reads: only the columns some record has (a far smaller
         fit), weighted over every row. A replay prepares once and fits many times."""
+        from sklearn.feature_extraction.text import TfidfTransformer
+
         used = np.unique(counts.indices)
         return TfidfTransformer(sublinear_tf=True).fit_transform(counts[:, used]).tocsr()
 
@@ -71,6 +81,8 @@ class Logistic(Ranker):
     label = "TF-IDF and logistic regression, classes balanced"
 
     def classifier(self):
+        from sklearn.linear_model import LogisticRegression
+
         return LogisticRegression(C=100.0, class_weight="balanced", solver="liblinear",
                                   random_state=self.seed)
 
@@ -82,6 +94,8 @@ class Svm(Ranker):
     def classifier(self):
         # C = 1: on the shared benchmark set (benchmarks/screening.py) fewer records to 95%
         # recall than ASReview's C = 0.11 with the same features (429 against 480, 5 seeds).
+        from sklearn.svm import LinearSVC
+
         return LinearSVC(C=1.0, class_weight="balanced", random_state=self.seed)
 
 
@@ -90,6 +104,8 @@ class Sgd(Ranker):
     label = "TF-IDF and a linear model by stochastic gradient descent, classes balanced"
 
     def classifier(self):
+        from sklearn.linear_model import SGDClassifier
+
         return SGDClassifier(loss="modified_huber", alpha=1e-4, class_weight="balanced",
                              random_state=self.seed)
 
@@ -99,6 +115,8 @@ class Bayes(Ranker):
     label = "TF-IDF and naive Bayes"
 
     def classifier(self):
+        from sklearn.naive_bayes import MultinomialNB
+
         return MultinomialNB(alpha=3.822)
 
 

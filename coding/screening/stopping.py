@@ -26,7 +26,9 @@ so the bound is conservative.
 import math
 
 import numpy as np
-from scipy.stats import beta, hypergeom
+
+# scipy.stats is imported in the two functions that use it: with it every web and worker
+# process started half a second slower and 60 MB larger (tests/workbench/test_startup.py).
 
 EVERY_WINDOW_UP_TO = 2000
 EXTRA_WINDOWS = 400
@@ -47,6 +49,8 @@ def stop_test(labels, total, target=0.95, confidence=0.95):
     left = total - (screened - n)  # unscreened when the last n began
     least = math.floor(found / target) + 1  # relevant records under the null, at least
     needed = least - (found - k)  # of them among `left`
+    from scipy.stats import hypergeom
+
     with np.errstate(all="ignore"):
         p = hypergeom.cdf(k, left, np.clip(needed, 0, None), n)
     p = np.where(needed > left, 0.0, p)  # the pool left cannot hold that many: null false
@@ -72,6 +76,8 @@ def random_estimate(found, unscreened, draws, includes, confidence=0.95):
     lower bound at `confidence`; None before any such record was screened."""
     if draws <= 0:
         return None
+    from scipy.stats import beta
+
     rate = includes / draws
     upper = 1.0 if includes >= draws else float(beta.ppf(confidence, includes + 1,
                                                          draws - includes))
