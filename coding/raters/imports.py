@@ -35,6 +35,7 @@ from coding.codebooks.versions import (
 from coding.models import CodebookVersion, Item, Question, Rater, RaterCoding
 from ingest.sources.lines import TextLines, Unreadable
 from workbench import jobs
+from workbench.copying import copy_rows
 from workbench.jobs import user_facing
 
 BATCH = 5_000
@@ -441,12 +442,9 @@ def _insert(new, now):
         return
     from psycopg.types.json import Jsonb
 
-    table = connection.ops.quote_name(RaterCoding._meta.db_table)
-    with connection.cursor() as cursor, cursor.cursor.copy(
-            f"COPY {table} ({', '.join(COPIED)}) FROM STDIN") as copy:
-        for a in new:
-            copy.write_row((a.rater.pk, a.item_id, a.question_key, a.codebook_version.pk,
-                            Jsonb(a.value), a.evidence, a.coded_at, now, Jsonb([]), a.call_id))
+    copy_rows(RaterCoding._meta.db_table, COPIED, (
+        (a.rater.pk, a.item_id, a.question_key, a.codebook_version.pk, Jsonb(a.value),
+         a.evidence, a.coded_at, now, Jsonb([]), a.call_id) for a in new))
 
 
 def _example(report, what, answer, before):

@@ -7,9 +7,8 @@ snapshot, and re-importing it from another format changes only what differs.
 
 import re
 
-from pylatexenc.latex2text import LatexNodes2Text
-
 from django.utils.translation import gettext as _
+from pylatexenc.latex2text import LatexNodes2Text
 
 from ..records import MAX_TEXT_CHARS, BadRecord, DocumentRecord, one_line, text
 
@@ -44,21 +43,24 @@ def author_entry(*, name=None, keyname=None, forenames=None, suffix=None, affili
     the snapshot's `authors_parsed`), the affiliations that are this author's, an ORCID
     iD where given. The display name is derived from the parts (forenames, keyname,
     suffix) unless the source gives only a whole name (the Atom API, raw author lines)."""
-    raw = {key: _clean(value, f"author {key}") for key, value in
-           (("keyname", keyname), ("forenames", forenames), ("suffix", suffix))}
-    parts = {key: unlatex(value) for key, value in raw.items()}
-    derived = " ".join(p for p in (parts["forenames"], parts["keyname"], parts["suffix"]) if p)
-    written = " ".join(p for p in (raw["forenames"], raw["keyname"], raw["suffix"]) if p) or \
+    # Written out rather than looped over the three parts: a snapshot has millions of
+    # authors, and this was the largest share of reading one (benchmarks/ingest.py).
+    raw_key = _clean(keyname, "author keyname")
+    raw_fore = _clean(forenames, "author forenames")
+    raw_suffix = _clean(suffix, "author suffix")
+    key, fore, suf = unlatex(raw_key), unlatex(raw_fore), unlatex(raw_suffix)
+    derived = " ".join(filter(None, (fore, key, suf)))
+    written = " ".join(filter(None, (raw_fore, raw_key, raw_suffix))) or \
         _clean(name, "author name") or ""
     display = derived or unlatex(_clean(name, "author name")) or ""
-    return {
-        "name": display,
-        # The name as the source wrote it, when that was LaTeX ("Bal\\'azs Kov\\'acs").
-        **({"name_latex": written} if written != display else {}),
-        **parts,
-        "affiliations": _unique(a for a in (_clean(a, "affiliation") for a in affiliations) if a),
-        "orcid": _clean(orcid, "author orcid"),
-    }
+    entry = {"name": display}
+    if written != display:  # the name as the source wrote it, when that was LaTeX
+        entry["name_latex"] = written  # ("Bal\\'azs Kov\\'acs")
+    entry["keyname"], entry["forenames"], entry["suffix"] = key, fore, suf
+    entry["affiliations"] = _unique(a for a in (_clean(a, "affiliation") for a in affiliations)
+                                    if a) if affiliations else []
+    entry["orcid"] = _clean(orcid, "author orcid")
+    return entry
 
 
 # arXiv metadata is written in LaTeX: accents in names (Bal\'azs), escapes and braces in
@@ -79,8 +81,11 @@ def unlatex(value):
 
 
 def _clean(value, what):
-    value = text(value, what)
-    return " ".join(value.split()) or None if value is not None else None
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_TEXT_CHARS:
+        text(value, what)  # raises the located error
+    return " ".join(value.split()) or None
 
 
 def split_raw_authors(line):

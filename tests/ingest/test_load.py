@@ -1,9 +1,12 @@
 """Writing records: upserts on the natural key, whole records, and the study side's hooks."""
 
+import json
 from datetime import UTC, datetime
 
 import pytest
 from django.db import DatabaseError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ingest import load
 from ingest.load import import_records
@@ -203,3 +206,39 @@ def test_a_document_written_meanwhile_by_another_import_is_not_duplicated(db, mo
     assert (counts["added"], counts["updated"], counts["failed"]) == (1, 1, 0)
     assert Document.objects.count() == 2
     assert Document.objects.get(key="2508.00001").title == "Retitled meanwhile"
+
+
+# The unstorable-text check runs on orjson's encoding of a record's metadata (records.py);
+# it must say what the walk over every string says, whatever the value holds.
+JSON_TEXT = st.text(alphabet=st.sampled_from(["a", "é", "\x00", "\\", "u", "0", '"', "\ud83d",
+                                              "\U0001f600", "\n"]), max_size=12)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False) | JSON_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(JSON_TEXT, inner, max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSON_VALUES)
+def test_the_fast_unstorable_check_agrees_with_the_walk(value):
+    from ingest.records import _has_unstorable, _walk_unstorable
+
+    assert _has_unstorable(value) == _walk_unstorable(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_VALUES)
+def test_metadata_is_written_as_json_would_write_it(value):
+    from ingest.records import _has_unstorable, json_text
+
+    if _has_unstorable(value):
+        return  # replaced before it is written
+    assert json.loads(json_text(value)) == json.loads(json.dumps(value))
+
+
+def test_text_that_only_reads_like_an_escaped_nul_is_stored_as_it_is(db):
+    abstract = "a path C:\\u0000 and a number 2**70 = 1180591620717411303424"
+    import_records([paper(1, metadata={"abstract": abstract, "big": 2**70})])
+    stored = Document.objects.get().metadata
+    assert (stored["abstract"], stored["big"]) == (abstract, 2**70)
