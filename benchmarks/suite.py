@@ -26,7 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-HELPERS = {"scratch.py", "suite.py"}  # modules the scripts share, not benchmarks
+HELPERS = {"scratch.py", "suite.py", "machine.py"}  # modules the scripts share, not benchmarks
 
 
 @dataclass(frozen=True)
