@@ -12,7 +12,7 @@ AXE := tests/browser/axe/node_modules/axe-core/axe.min.js
 # The tests' key: long enough for the served mode's rule (workbench.settings.MIN_SECRET_KEY).
 TEST_SECRET_KEY := tests-only-not-a-secret-tests-only-not-a-secret-0123456789
 
-.PHONY: run test test-fast migrate demo install clean axe messages workflow-search
+.PHONY: run test test-fast migrate demo install clean axe messages workflow-search bench
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed; set PYTHON=python3.11")'
@@ -50,6 +50,15 @@ test: $(VENV)/.installed-dev $(AXE)
 	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-$(TEST_SECRET_KEY)} \
 	WORKBENCH_VAR_DIR=$${WORKBENCH_VAR_DIR:-var/test} \
 	  $(BIN)/python -m pytest $(TEST_WORKERS) $(PYTEST_ARGS)
+
+# Every benchmark at SCALE items (10k, 100k or 1m), one process each, then one table of
+# every target met or missed, written into docs/performance.md between its markers.
+# PostgreSQL (DATABASE_URL) and Redis (REDIS_URL) as for `make test`; the scripts that need
+# them are skipped without. Not run by `make test` (which runs each at its smallest size).
+SCALE ?= 10k
+bench: $(VENV)/.installed-dev
+	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-$(TEST_SECRET_KEY)} \
+	  $(BIN)/python benchmarks/suite.py --scale $(SCALE) --write docs/performance.md
 
 # axe-core (npm) for the accessibility browser tests; no browser download.
 $(AXE): tests/browser/axe/package.json tests/browser/axe/package-lock.json

@@ -30,7 +30,6 @@ the krippendorff package's alpha on the same 20 rating matrices, without interva
 """
 
 import argparse
-import os
 import sys
 import time
 from importlib import metadata
@@ -43,6 +42,7 @@ import numpy as np
 # shadow the standard library's queue module, which Django imports (--study).
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
+from benchmarks.machine import footer, header, target  # noqa: E402
 from benchmarks.scratch import drop_scratch_database, use_scratch_database  # noqa: E402
 from coding.agreement.alpha import krippendorff_alpha  # noqa: E402
 
@@ -73,7 +73,7 @@ def ratings_for(units, coders, values, missing, seed):
 
 def compare_shapes(scale, repeats, seed):
     """Every shape, interleaved rounds; whether every pair of alphas agreed."""
-    agreed = True
+    agreed, verdicts = True, []
     print(f"{'shape':34}{'units':>10}{'coders':>7}  {'ours med/best s':>17}"
           f"{'package med/best s':>20}{'floor med s':>12}{'x':>7}  target  alpha (ours, package)")
     for n, (name, units, coders, level, values, missing) in enumerate(SHAPES):
@@ -99,8 +99,12 @@ def compare_shapes(scale, repeats, seed):
               f"  {median['package']:9.3f}/{min(times['package']):.3f}"
               f"  {median['floor']:10.4f}{ratio:6.1f}x  {'met' if ratio >= TARGET else 'MISSED':6}"
               f"  {ours:.12f}, {theirs:.12f}{'' if same else '  DIFFER'}", flush=True)
+        verdicts.append(target(f"alpha, {name}, {units:,} x {coders}",
+                               f"{TARGET}x the krippendorff package",
+                               f"{ratio:.1f}x ({median['ours']:.3f} s)", ratio >= TARGET and same))
     print(f"median of {repeats} interleaved rounds each; target: ours at least {TARGET}x faster "
           "than the package; floor: one numpy.bincount pass over the same matrix")
+    print("\n".join(verdicts))
     return agreed
 
 
@@ -112,10 +116,7 @@ def timed(function):
 
 
 def describe_machine():
-    load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
-    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, "
-          f"krippendorff {metadata.version('krippendorff')}, "
-          f"{os.cpu_count()} cpus, load average {load}")
+    print(header(f"numpy {np.__version__}", f"krippendorff {metadata.version('krippendorff')}"))
 
 
 # ---------------------------------------------------------------------------
@@ -299,7 +300,7 @@ def main():
             time_study_report(args.items, args.seed)
         finally:
             drop_scratch_database(scratch)
-    print("load average after: " + ", ".join(f"{v:.2f}" for v in os.getloadavg()))
+    print(footer())
     if not agreed:  # a correctness check, never a timing one
         sys.exit("our alpha differs from the krippendorff package's")
 
