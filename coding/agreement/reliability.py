@@ -55,6 +55,24 @@ CHUNK = 2000
 def study_report(study, *, n_boot=N_BOOT, seed=0, progress=None):
     """The report of every round, as plain JSON values. Seeded: the same codings give
     the same numbers, intervals included; nor does the order rows arrive in matter."""
+    with _one_blas_thread():
+        return _study_report(study, n_boot, seed, progress)
+
+
+@contextmanager
+def _one_blas_thread():
+    """The report's matrix products on one thread. They are small (a resample's counts by
+    a question's patterns), and OpenBLAS spreading each over every core gained no time
+    and cost a quarter more CPU (6.1 s of CPU for 3.5 s of products at 100,000 items,
+    4.9 s on one thread; benchmarks/agreement_report.py): CPU the coders' web processes
+    on the same cores would have had."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def _study_report(study, n_boot, seed, progress):
     progress = progress or (lambda done, total=None, message="": None)
     codebooks = {c.pk: c for c in study.codebooks.all()}
     questions = {pk: _questions(book) for pk, book in codebooks.items()}

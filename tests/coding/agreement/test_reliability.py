@@ -646,3 +646,22 @@ def test_a_dead_workers_job_does_not_stop_later_snapshots(alpha):
     fresh = Job.objects.create(kind="agreement", params={"study": alpha.pk},
                                status=Job.Status.RUNNING, heartbeat_at=timezone.now())
     assert snapshots.waiting_job(alpha) == fresh
+
+
+def test_the_report_keeps_its_matrix_products_on_one_thread(krippendorff_study, monkeypatch):
+    """OpenBLAS spread the report's small products over every core for no gain in time and
+    a quarter more CPU, taken from the coders' web processes on the same machine."""
+    from threadpoolctl import threadpool_info
+
+    from coding.agreement import metrics, reliability
+
+    seen, measure = [], metrics.measure
+
+    def watched(*args, **kwargs):
+        seen.extend(pool["num_threads"] for pool in threadpool_info()
+                    if pool["user_api"] == "blas")
+        return measure(*args, **kwargs)
+
+    monkeypatch.setattr(reliability, "measure", watched)
+    study_report(krippendorff_study, n_boot=50)
+    assert seen and set(seen) == {1}
