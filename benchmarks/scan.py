@@ -36,6 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.machine import target  # noqa: E402
 from coding.catalog import git as landings_git  # noqa: E402
 
 WORDS = ["clip", "ratio", "high", "seq", "level", "filter", "groups", "norm", "adv", "std",
@@ -153,6 +154,9 @@ def main():
         print(f"ours / reference: {ratio:.2f}x; peak RSS of this process "
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB; load "
               f"{os.getloadavg()[0]:.2f}")
+        print(target(f"history scan: {args.commits:,} commits, {len(names)} option names",
+                     "within 3x `git log -p` of the same history", f"{ratio:.2f}x",
+                     ratio <= 3))
 
 
 if __name__ == "__main__":
