@@ -315,7 +315,8 @@ def reference_alphas(codes, items):
     question's units x coders matrix, rebuilt from the generated answers, and the seconds
     the package took. NaN where a coder did not code the item, left the question empty,
     it did not apply to them, or (numbers) the answer is "not reported". The package is
-    left out for the 300-value question: its ratio distance takes minutes there."""
+    left out for the 300-value question (its ratio distance takes minutes there) and where
+    its array of coincidences would not fit in memory (fits_the_package)."""
     import krippendorff
 
     from coding.agreement.alpha import krippendorff_alpha
@@ -339,14 +340,24 @@ def reference_alphas(codes, items):
             table[n, (n + slot) % CODERS] = given
         level = q.get("level", "nominal")
         package = None
-        if k <= 100:
+        if k <= 100 and fits_the_package(items, k):
             start = time.perf_counter()
             package = float(krippendorff.alpha(table.T, level_of_measurement=level))
             seconds += time.perf_counter() - start
         alphas[q["key"]] = (package, krippendorff_alpha(table, level))
         if q["kind"] == "number" and any(isinstance(answer(q, c), str) for c in range(k)):
-            mixed[q["key"]] = _package_mixed(q, codes, items, k, level)
+            mixed[q["key"]] = (_package_mixed(q, codes, items, k, level)
+                               if fits_the_package(items, k) else None)
     return alphas, mixed, seconds
+
+
+PACKAGE_BYTES = 3 * 2**30
+
+
+def fits_the_package(units, values):
+    """Whether the krippendorff package's units x values x values array of coincidences
+    fits in PACKAGE_BYTES: at 1,000,000 units a 60-value question wanted 26.8 GB."""
+    return units * (values + 1) ** 2 * 8 <= PACKAGE_BYTES
 
 
 def _package_mixed(q, codes, items, k, level):
@@ -533,6 +544,10 @@ def main():
             shown = "  (skipped)" if package is None else f"{package:11.6f}"
             print(f"  {key:16}{report['alphas'][key]:11.6f}{shown}{general:20.6f}")
         for key, package in mixed.items():
+            if package is None:
+                print(f"  {key:16}{report['alphas_all'][key]:11.6f}  (skipped)  (every answer: "
+                      "the package's array would not fit in memory)")
+                continue
             print(f"  {key:16}{report['alphas_all'][key]:11.6f}{package:11.6f}  (every answer: "
                   "special answers counted, the package given the report's mixed distance; "
                   f"|difference| {abs(report['alphas_all'][key] - package):.1e})")
@@ -546,7 +561,7 @@ def main():
         print("\n".join(verdicts))
         print(footer())
         worst = max([worst, *(abs(report["alphas_all"][key] - package)
-                              for key, package in mixed.items())])
+                              for key, package in mixed.items() if package is not None)])
     finally:
         drop_scratch_database(scratch)
     if worst > AGREE_WITHIN:  # a correctness check, never a timing one: exit 1 on it alone

@@ -253,7 +253,8 @@ class _Column:
         self.index = dict.fromkeys(EMPTY, -1)
         self.values = []
         self._codes, self._applicable, self._shown = [], [], {}
-        self.decided = self.adjudicator = self.adjudicated_by = None
+        self.decided = self.adjudicator = None
+        self.adjudicator_names = {}
         # Answers read as JSON texts (None where the key is absent): each distinct text
         # is decoded once, then its code is found by the text alone.
         self.texts = texts
@@ -305,7 +306,12 @@ class _Column:
             given = self.codes >= 0
             np.minimum.at(self.first, self.codes[given], pks[given])
         self.decided = np.full(n_units, -1, dtype=np.int32)
-        self.adjudicator = np.full(n_units, -1, dtype=np.int64)
+        self.adjudicator = np.full(n_units, -1, dtype=np.int32)  # user ids
+
+    def release(self):
+        """Its question is reported: its arrays are not read again, so memory falls as the
+        report goes through the questions instead of holding every one to the end."""
+        self.codes = self.applicable = self.decided = self.adjudicator = self.first = None
 
     def decided_code(self, value):
         """The provisional code of a decided value; -1 if it is no answer to the question."""
@@ -459,18 +465,27 @@ def _date_windows(groups):
 
 
 def _name_adjudicators(groups):
-    """Each column's adjudicator ids as usernames ("" where not adjudicated): one query."""
+    """The adjudicators' usernames, one query; each column keeps them, and names its units'
+    adjudicators only when its question is reported (`_adjudicated_by`): an array of names
+    per unit for every question at once was 160 MB at 1,000,000 items."""
     columns = [c for g in groups.values() for c in g.columns if c.adjudicator is not None]
     ids = {int(i) for c in columns for i in np.unique(c.adjudicator) if i >= 0}
     names = dict(get_user_model().objects.filter(pk__in=ids).values_list("pk", "username"))
     for column in columns:
-        # Sorted, then placed (what np.unique's return_inverse does, by an argsort that
-        # costs several times a sort here).
-        found = np.unique(column.adjudicator)
-        labels = np.array([names.get(i, "") if i >= 0 else "" for i in found.tolist()] + [""],
-                          dtype=object)
-        column.adjudicated_by = (labels[np.searchsorted(found, column.adjudicator)]
-                                 if len(found) else labels[:0])
+        column.adjudicator_names = names
+
+
+def _adjudicated_by(column):
+    """The column's adjudicator ids as usernames ("" where not adjudicated)."""
+    if column.adjudicator is None:
+        return None
+    # Sorted, then placed (what np.unique's return_inverse does, by an argsort that costs
+    # several times a sort here).
+    found = np.unique(column.adjudicator)
+    names = column.adjudicator_names
+    labels = np.array([names.get(i, "") if i >= 0 else "" for i in found.tolist()] + [""],
+                      dtype=object)
+    return labels[np.searchsorted(found, column.adjudicator)] if len(found) else labels[:0]
 
 
 class _Beside:
@@ -503,7 +518,8 @@ class _Beside:
         self.thread.join()
         if self.error is not None:
             raise self.error
-        return self.value
+        value, self.value = self.value, None  # held by the caller only: freed once used
+        return value
 
 
 class _Epoch(Func):
@@ -601,10 +617,12 @@ def _questions(codebook):
 
 def _codebook_report(codebook, group, n_boot, seed):
     version = codebook.current_version()
+    questions = []
+    for column in group.columns:
+        questions.append(_question_report(column, group, n_boot, seed))
+        column.release()
     return {"id": codebook.pk, "name": codebook.name, "applies_to": codebook.applies_to,
-            "version": version.number if version else None,
-            "questions": [_question_report(column, group, n_boot, seed)
-                          for column in group.columns]}
+            "version": version.number if version else None, "questions": questions}
 
 
 def _question_report(column, group, n_boot, seed):
@@ -621,7 +639,7 @@ def _question_report(column, group, n_boot, seed):
     codes[group.unit_index, group.coder_index] = np.where(applicable, raw, -1)
     variable = Variable(level=scale.level, labels=scale.labels, codes=codes, coders=group.coders,
                         options=scale.options, decided=decided, numbers=scale.numbers,
-                        adjudicated_by=column.adjudicated_by,
+                        adjudicated_by=_adjudicated_by(column),
                         coding_ids=np.where(codes >= 0, group.coding_ids, -1),
                         windows=group.windows,
                         submitted=np.where(codes >= 0, group.submitted, np.nan),
