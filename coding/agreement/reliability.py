@@ -47,6 +47,7 @@ from coding.models import Coding, Decision, Item, Question
 ROUNDS = (Item.Round.MAIN.value, Item.Round.CALIBRATION.value)
 N_BOOT = 1000
 EMPTY = (None, "", ())  # no answer; a multiple choice is read as a tuple
+EMPTY_TEXTS = {"null", '""'}  # None and "" as PostgreSQL writes them in JSON
 # Codings per fetch from the database (a server-side cursor on PostgreSQL) and per
 # column-wise step: only this many codings' answers are ever held as Python objects.
 CHUNK = 2000
@@ -262,7 +263,11 @@ class _Column:
 
     def add(self, columns):
         answers = columns[self.key]
-        if self.texts:
+        if self.texts and self.is_text:
+            # Free text is only answered or not. Looked up by its text like the others,
+            # every note of a study would be kept in memory once each until the end.
+            codes = [-1 if a is None or a in EMPTY_TEXTS else 0 for a in answers]
+        elif self.texts:
             codes = _look_up(self._by_text, answers, self.text_code)
         elif self.is_text:  # only answered or not: free text is not measured
             codes = [-1 if a in EMPTY else 0 for a in answers]

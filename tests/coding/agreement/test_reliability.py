@@ -3,6 +3,7 @@ to numbers in the report), rule 3 (independent codings only, calibration apart),
 applicable" kept apart from "missing", the sample-size formula, and the snapshots."""
 
 import functools
+import json
 import math
 import re
 
@@ -682,3 +683,18 @@ def test_the_report_lets_go_of_each_question_once_it_is_reported(krippendorff_st
     monkeypatch.setattr(reliability, "_question_report", watched)
     report_ = study_report(krippendorff_study, n_boot=50)
     assert held == [] and question(report_, "tone")["alpha"]["value"] is not None
+
+
+def test_free_text_read_as_json_texts_is_counted_without_keeping_each_text():
+    """On PostgreSQL answers arrive as JSON texts and a column remembers each distinct
+    one; for free text that was every note of the study, held to the end of the report."""
+    from coding.agreement.reliability import _Column
+    from coding.models import Question
+
+    column = _Column(Question(key="note", kind=Question.Kind.TEXT, text="Note"), texts=True)
+    texts = ['"a note"', '""', None, "null", '" "', "[]", '"another"']
+    column.add({"note": texts})
+    plain = _Column(Question(key="note", kind=Question.Kind.TEXT, text="Note"))
+    plain.add({"note": [None if t is None else json.loads(t) for t in texts]})
+    assert list(column._codes[0]) == list(plain._codes[0]) == [0, -1, -1, -1, 0, 0, 0]
+    assert column._by_text == {}
