@@ -55,7 +55,8 @@ def asreview_env(path):
         subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
         subprocess.run([str(Path(path) / "bin" / "pip"), "install", "-q", "asreview"],
                        check=True)
-    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True)
+    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
+                             cwd=tempfile.gettempdir())  # not here: it leaves a cache file
     return binary, version.stdout.strip()
 
 
