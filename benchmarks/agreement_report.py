@@ -33,6 +33,12 @@ loads when it starts (statsmodels, about a second of CPU, imported on first use 
              plain way: `independent_codings(study).values_list(...)` of the columns the
              report reads, the answers decoded by Django, `.iterator(chunk_size=2000)`
              (a server-side cursor): about the floor for any report from the database.
+  estimate   after the report, a batch of 1,000 new independent codings is written (a third
+             coder's coding of 500 items, a second revision of 500 others taking the other
+             coder's answers), then `coding.agreement.estimates.estimate(study)`, what the
+             `agreement_estimate` job runs: alpha of every question brought up to date from
+             the snapshot's coincidences and the batch's items alone. Its alphas are checked
+             against a full report of the same codings, run next (a correctness check).
 The growth factors compare each size with the one before. Finally the alphas of the
 largest study are set beside the krippendorff package's (and coding.agreement.alpha's general
 krippendorff_alpha) on the same matrices, rebuilt here from the generated answers, for
@@ -64,6 +70,10 @@ CODERS = 3
 AGREE_WITHIN = 1e-9  # |report's alpha - the reference's| allowed
 DISAGREEING = 0.20  # share of items with one or two questions the coders answer differently
 TARGET_SECONDS, TARGET_MB = 10, 1024  # wall, the older brief's; issue 42's are of CPU:
+
+
+BATCH = 1000  # new codings before the estimate
+ESTIMATE_SECONDS = 2  # issue 42: the point estimates after 1,000 new codings, at 1M items
 
 
 def cpu_target(items):
@@ -407,7 +417,11 @@ def child(task, slug):
         tracemalloc.start()
     content = _time_content() if task == "report" else {}
     wall, cpu = time.perf_counter(), time.process_time()
-    if task == "reference":
+    if task == "estimate":
+        from coding.agreement.estimates import estimate
+
+        made = estimate(study)
+    elif task == "reference":
         rows = (independent_codings(study).order_by()
                 .values_list("pk", "assignment__item_id", "assignment__item__round",
                              "assignment__item__codebook_id", "assignment__coder_id", "values"))
@@ -419,6 +433,15 @@ def child(task, slug):
     if task == "traced":
         figures["traced_peak"] = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
+    if task in ("report", "estimate"):
+        from coding.models import AgreementSnapshot
+
+        newest = AgreementSnapshot.objects.filter(study=study, round="main").latest("id")
+        if task == "estimate" and not newest.estimate:
+            raise RuntimeError(f"no estimate was made: {made}")
+        figures["alpha_values"] = {q["key"]: q["alpha"]["value"]
+                                   for book in newest.report["codebooks"]
+                                   for q in book["questions"] if q.get("alpha")}
     if task == "report":
         from coding.models import AgreementSnapshot
 
@@ -450,6 +473,40 @@ def _time_content():
                 spent[_name] = spent.get(_name, 0.0) + time.perf_counter() - start
         setattr(rm, name, timed)
     return spent
+
+
+def add_batch(slug, n=BATCH):
+    """`n` new independent codings: a third coder's first coding of n/2 items (their
+    answers those of the item's first coder) and a second revision of n/2 others' second
+    codings (the first coder's answers): agreement rises where they land."""
+    from django.db import connection
+
+    from coding.models import Assignment, Coding, Study
+
+    study = Study.objects.get(slug=slug)
+    firsts = list(Coding.objects.filter(study=study, revision=1).order_by("pk")
+                  .values_list("assignment__item_id", "assignment__coder_id", "values",
+                               "codebook_version_id")[:2 * n:2])
+    seconds = list(Coding.objects.filter(study=study, revision=1).order_by("pk")
+                   .values_list("assignment_id", flat=True)[2 * n + 1:4 * n:2])
+    coders = sorted(set(study.memberships.filter(role="coder").values_list("user", flat=True)))
+    half = n // 2
+    new = Assignment.objects.bulk_create(
+        Assignment(item_id=item, study=study, status="submitted", coder_id=next(
+            c for c in coders if c not in (coder, *_coders_of(item))))
+        for item, coder, _, _ in firsts[:half])
+    Coding.objects.bulk_create(
+        [Coding(assignment=a, revision=1, codebook_version_id=version, values=values)
+         for a, (_, _, values, version) in zip(new, firsts[:half])]
+        + [Coding(assignment_id=a, revision=2, codebook_version_id=version, values=values)
+           for a, (_, _, values, version) in zip(seconds[:half], firsts[half:])])
+    connection.close()
+
+
+def _coders_of(item):
+    from coding.models import Assignment
+
+    return list(Assignment.objects.filter(item_id=item).values_list("coder_id", flat=True))
 
 
 def run_child(task, slug):
@@ -501,6 +558,7 @@ def main():
               f"{'CPU s':>8}{'x ref':>7}{'peak RSS':>10}{'added':>9}{'traced':>9}")
         previous = None
         checks, verdicts = [], []
+        estimates_off = 0.0
         for slug, counts, codes in studies:
             reference = median_run("reference", slug, args.repeat)
             report = median_run("report", slug, args.repeat)
@@ -530,6 +588,19 @@ def main():
                 target(f"agreement report, {counts['items']:,} items, peak RSS",
                        f"under {TARGET_MB:,} MB", f"{report['rss_peak']:,.0f} MB",
                        report["rss_peak"] < TARGET_MB)]
+            add_batch(slug)
+            estimate = run_child("estimate", slug)
+            after = run_child("report", slug)
+            off = max(abs(estimate["alpha_values"][key] - value)
+                      for key, value in after["alpha_values"].items() if value is not None)
+            print(f"{'':9}estimate after {BATCH:,} new codings: {estimate['wall']:.2f} s "
+                  f"({estimate['cpu']:.2f} s CPU), alphas within {off:.1e} of a full report of "
+                  f"the same codings ({after['wall']:.2f} s)")
+            estimates_off = max(estimates_off, off)
+            verdicts.append(target(
+                f"alpha estimate after {BATCH:,} new codings, {counts['items']:,} items",
+                f"under {ESTIMATE_SECONDS} s", f"{estimate['wall']:.2f} s "
+                f"({estimate['cpu']:.2f} s CPU)", estimate["wall"] < ESTIMATE_SECONDS))
             checks.append((counts, report, codes))
         counts, report, codes = checks[-1]
         expected, mixed, package_seconds = reference_alphas(codes, counts["items"])
@@ -566,6 +637,8 @@ def main():
         drop_scratch_database(scratch)
     if worst > AGREE_WITHIN:  # a correctness check, never a timing one: exit 1 on it alone
         sys.exit(f"the report's alphas differ from the reference by {worst:.1e}")
+    if estimates_off > AGREE_WITHIN:
+        sys.exit(f"the estimates' alphas differ from a full report's by {estimates_off:.1e}")
 
 
 if __name__ == "__main__":

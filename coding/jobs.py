@@ -20,6 +20,14 @@ def run_agreement(job, report):
     return take_snapshot(study, force=job.params.get("force", False), progress=report)
 
 
+@job_handler("agreement_estimate")
+def run_agreement_estimate(job, report):
+    from coding.agreement.estimates import estimate
+    from coding.models import Study
+
+    return estimate(Study.objects.get(pk=job.params["study"]))
+
+
 @job_handler("rebuild_disagreements")
 def run_rebuild_disagreements(job, report):
     """After an overlap change (coding.labeling.queue.sync_targets): the study's stored

@@ -105,6 +105,7 @@ CONNECTION_LOST = (OperationalError, InterfaceError)
 # Marked for translation; pages show them through workbench_jobs.job_label.
 KIND_LABELS = {"ingest": _("Ingest"), "import_to_study": _("Import into a study"),
                "export": _("Export"), "agreement": _("Agreement report"),
+               "agreement_estimate": _("Agreement estimate"),
                "scan_framework": _("History scan"), "load_demo": _("Demo study"),
                "rebuild_disagreements": _("Disagreements rebuild"),
                "import_rater_codings": _("Rater codings import"),

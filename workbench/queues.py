@@ -8,7 +8,8 @@ Jobs of one group share a queue, and each group can have workers of its own, so 
 | ingest    | ingest, import_to_study, import_rater_codings, | waits on sources and model   |
 |           | load_demo, model_run                           | endpoints, long              |
 | export    | export, backup_study, restore_study            | CPU and disk, long           |
-| agreement | agreement, rebuild_disagreements,              | short, wanted soon           |
+| agreement | agreement, agreement_estimate,                 | short, wanted soon           |
+|           | rebuild_disagreements,                         |                              |
 |           | screening_rank, screening_simulate             |                              |
 | scan      | scan_framework                                 | git history, long            |
 
@@ -36,7 +37,7 @@ logger = logging.getLogger(__name__)
 GROUPS = {
     "ingest": ("ingest", "import_to_study", "import_rater_codings", "load_demo", "model_run"),
     "export": ("export", "backup_study", "restore_study"),
-    "agreement": ("agreement", "rebuild_disagreements", "screening_rank",
+    "agreement": ("agreement", "agreement_estimate", "rebuild_disagreements", "screening_rank",
                   "screening_simulate"),
     "scan": ("scan_framework",),
 }

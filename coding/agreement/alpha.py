@@ -685,13 +685,24 @@ def _alpha_with_distances(codes, distance):
 
 
 def _alpha(coded, level, distance=None):
-    matrix = _coincidences(coded.codes, coded.n_categories)
+    if distance is None:
+        def distance(totals):
+            return _distances(coded, level, totals)
+    return alpha_of_coincidences(_coincidences(coded.codes, coded.n_categories), distance)
+
+
+def alpha_of_coincidences(matrix, distance):
+    """Alpha from a coincidence matrix (``_coincidences``) and the squared distances
+    between its categories: a matrix, or a function of the categories' totals giving one
+    (the ordinal distance depends on them). The coincidences are sums over units, so a
+    matrix kept and updated unit by unit gives the alpha of every unit without reading
+    them again (coding.agreement.estimates)."""
     totals = matrix.sum(axis=0)
     n_pairable = totals.sum()
     if n_pairable == 0:
         return _undefined("no unit has two or more ratings")
-    if distance is None:
-        distance = _distances(coded, level, totals)
+    if callable(distance):
+        distance = distance(totals)
     expected = float(np.sum(np.outer(totals, totals) * distance))
     if expected == 0:
         return _undefined("every pairable rating has the same value, so there is no "

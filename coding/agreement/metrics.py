@@ -169,6 +169,17 @@ def _alpha(v, result, n_boot, seed):
     return _alpha_result(value, interval, v.level, n_boot)
 
 
+def alpha_distance(v):
+    """The squared distances alpha on every answer (_alpha) measures `v` with, between its
+    labels in their order: a matrix, or a function of the labels' totals giving one (the
+    ordinal distance). What an alpha from kept coincidences needs (estimates.py)."""
+    if v.numbers is not None and np.isnan(v.numbers).any():
+        return mixed_distances(v.numbers, v.level)
+    none = np.empty((0, 0), dtype=np.int64)
+    coded = agreement._Coded(none, list(v.coded(none)[1]))
+    return lambda totals: agreement._distances(coded, v.level, totals)
+
+
 def _alpha_numbers(v, result, n_boot, seed):
     """Alpha over the numeric answers only (special answers left out), at the question's
     level: shown beside the alpha on every answer, labelled; None without special answers."""

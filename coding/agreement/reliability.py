@@ -39,6 +39,7 @@ from django.db.models import Aggregate, F, FloatField, Func, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
+from coding.agreement import alpha as agreement
 from coding.agreement.metrics import Variable, display, measure
 from coding.codebooks.versions import YES_NO, is_shown
 from coding.labeling.codings import independent_codings
@@ -53,11 +54,13 @@ EMPTY_TEXTS = {"null", '""'}  # None and "" as PostgreSQL writes them in JSON
 CHUNK = 2000
 
 
-def study_report(study, *, n_boot=N_BOOT, seed=0, progress=None):
+def study_report(study, *, n_boot=N_BOOT, seed=0, progress=None, counts=False):
     """The report of every round, as plain JSON values. Seeded: the same codings give
-    the same numbers, intervals included; nor does the order rows arrive in matter."""
+    the same numbers, intervals included; nor does the order rows arrive in matter.
+    With `counts`, each measured question also holds its coincidences (`counts`, see
+    coincidence_counts): what a snapshot keeps for the estimates that follow it."""
     with _one_blas_thread():
-        return _study_report(study, n_boot, seed, progress)
+        return _study_report(study, n_boot, seed, progress, counts)
 
 
 @contextmanager
@@ -73,7 +76,7 @@ def _one_blas_thread():
         yield
 
 
-def _study_report(study, n_boot, seed, progress):
+def _study_report(study, n_boot, seed, progress, counts=False):
     progress = progress or (lambda done, total=None, message="": None)
     codebooks = {c.pk: c for c in study.codebooks.all()}
     questions = {pk: _questions(book) for pk, book in codebooks.items()}
@@ -92,7 +95,7 @@ def _study_report(study, n_boot, seed, progress):
         for (group_round, book), group in sorted(groups.items()):
             if group_round != round:
                 continue
-            books.append(_codebook_report(codebooks[book], group, n_boot, seed))
+            books.append(_codebook_report(codebooks[book], group, n_boot, seed, counts))
             done += len(books[-1]["questions"])
             progress(done, total, f"{round} round: {codebooks[book].name}")
         rounds[round] = _round_summary(round, groups, methods.get(round, {}), books)
@@ -145,16 +148,18 @@ def _set_config(names):
     return "SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(names))
 
 
-def _independent(study, questions):
-    """{(round, codebook id): _Group} of the independent codings, how many there are, and
-    the newest one's id: one pass that fills every question's column of codes."""
+def _independent(study, questions, codings=None):
+    """{(round, codebook id): _Group} of the independent codings (`codings`, a queryset of
+    them; all of the study's by default), how many there are, and the newest one's id: one
+    pass that fills every question's column of codes."""
     keys = _keys(questions)
     # On PostgreSQL each answer comes as its own JSON text, and a column's codes are
     # looked up by that text: only its distinct texts are ever decoded (see _Column).
     # Elsewhere (SQLite) each coding's whole answer object is read and decoded here.
     texts = connection.vendor == "postgresql"
     answers = [_AnswerText(key) for key in keys] if texts else [_Answers(keys)]
-    rows = (independent_codings(study).order_by()
+    codings = independent_codings(study) if codings is None else codings
+    rows = (codings.order_by()
             .values_list("pk", "assignment__item_id", "assignment__item__round",
                          "assignment__item__codebook_id", "assignment__coder_id",
                          _Epoch("submitted_at") if texts else "submitted_at", *answers)
@@ -620,17 +625,17 @@ def _questions(codebook):
 
 # --- one codebook, one question ------------------------------------------------------
 
-def _codebook_report(codebook, group, n_boot, seed):
+def _codebook_report(codebook, group, n_boot, seed, counts=False):
     version = codebook.current_version()
     questions = []
     for column in group.columns:
-        questions.append(_question_report(column, group, n_boot, seed))
+        questions.append(_question_report(column, group, n_boot, seed, counts))
         column.release()
     return {"id": codebook.pk, "name": codebook.name, "applies_to": codebook.applies_to,
             "version": version.number if version else None, "questions": questions}
 
 
-def _question_report(column, group, n_boot, seed):
+def _question_report(column, group, n_boot, seed, counts=False):
     question, applicable = column.question, column.applicable
     report = {"key": question.key, "text": question.text, "kind": question.kind,
               "level": question.level, "codings": len(column.codes)}
@@ -639,9 +644,7 @@ def _question_report(column, group, n_boot, seed):
     if column.is_text:
         return report | {"metric": None, "units": 0,
                          "note": "Free text: not coded into categories, so not measured."}
-    scale, raw, decided = column.labelled()
-    codes = np.full((len(group.units), len(group.coders)), -1, dtype=np.int64)
-    codes[group.unit_index, group.coder_index] = np.where(applicable, raw, -1)
+    scale, codes, decided = unit_codes(column, group)
     variable = Variable(level=scale.level, labels=scale.labels, codes=codes, coders=group.coders,
                         options=scale.options, decided=decided, numbers=scale.numbers,
                         adjudicated_by=_adjudicated_by(column),
@@ -650,7 +653,41 @@ def _question_report(column, group, n_boot, seed):
                         submitted=np.where(codes >= 0, group.submitted, np.nan),
                         calendar=group.calendar)
     report["units_coded"] = int(((codes >= 0).sum(axis=1) >= 1).sum())
+    if counts:
+        report["counts"] = coincidence_counts(scale.labels, codes)
     return report | {"metric": scale.level, "note": scale.note} | measure(variable, n_boot, seed)
+
+
+def unit_codes(column, group):
+    """(Scale, codes[unit, coder] into its labels, -1 where no applicable value, decided
+    codes per unit) of a question's column in its group."""
+    scale, raw, decided = column.labelled()
+    codes = np.full((len(group.units), len(group.coders)), -1, dtype=np.int64)
+    codes[group.unit_index, group.coder_index] = np.where(column.applicable, raw, -1)
+    return scale, codes, decided
+
+
+def coincidence_counts(labels, codes):
+    """A question's coincidences over its units (`codes[unit, coder]` into `labels`, -1
+    where no value): {labels, cells, units, values}, JSON values. `labels` as answers are
+    stored (a multiple choice as a sorted list), `cells` the matrix's nonzero entries on
+    and above its diagonal as [row, column, weight] (it is symmetric), `units` and
+    `values` those of the units with two or more values. Sums over units: estimates.py
+    takes a batch's units out and puts them back as they are now."""
+    matrix = agreement._coincidences(codes, len(labels))
+    rows, columns = np.nonzero(np.triu(matrix))
+    pairable = (codes >= 0).sum(axis=1) >= 2
+    return {"labels": [stored_answer(label) for label in labels],
+            "cells": [[int(r), int(c), float(matrix[r, c])] for r, c in zip(rows, columns)],
+            "units": int(pairable.sum()), "values": int((codes[pairable] >= 0).sum())}
+
+
+def stored_answer(answer):
+    """An answer as JSON keeps it for coincidence_counts: a set of options (a tuple or a
+    frozenset) as a list in a fixed order."""
+    if isinstance(answer, tuple | frozenset):
+        return sorted(answer, key=lambda o: (type(o).__name__, o))
+    return answer
 
 
 def _hashable(answer):

@@ -89,8 +89,12 @@ def document(study, report, plan_inputs=None, language=None, *, new_codings=0):
               "rounds": report["rounds"], "planning": planning}
     result["language"] = language or TEXT_LANGUAGE
     computed = report["computed_at"] is not None
+    # Alpha's point values brought up to date since the full report (estimates.py):
+    # {base_at, base_n_codings, base_last_coding_id, new_codings}, or None.
+    result["estimate"] = report.get("estimate")
     result["freshness"] = {
         "computed_at": report["computed_at"], "new_codings": new_codings,
+        "estimate": result["estimate"],
         "current": computed and not new_codings,
         "last_failure": snapshots.last_failure(study, report["computed_at"])}
     result["text"], result["text_withheld"] = None, text_withheld(report, new_codings)
@@ -107,6 +111,10 @@ def text_withheld(report, new_codings):
     if not report["n_codings"]:
         return _("No independent coding had been submitted when these figures were "
                  "computed: the methods text has nothing to report yet.")
+    if report.get("estimate"):
+        return _("The newest figures are estimates of alpha made between two full reports: "
+                 "the methods text waits for the full report, with its intervals, which is "
+                 "computed in the background (or recompute now).")
     if new_codings:
         return ngettext(
             "%(n)s independent coding arrived after these figures were computed: recompute, "
@@ -576,7 +584,7 @@ def paper_texts(study, doc):
 
 def empty_report(study):
     return {"study": study.slug, "computed_at": None, "n_codings": 0, "last_coding_id": 0,
-            "rounds": {round: snapshots.empty_round(round) for round in ROUNDS}}
+            "estimate": None, "rounds": {round: snapshots.empty_round(round) for round in ROUNDS}}
 
 
 def dashboard(study, plan_inputs=None):
@@ -652,7 +660,7 @@ def _stored_report(study, marks):
     key = _key("report", study, marks)
     report = cache.get(key)
     if report is None:
-        report = snapshots.stored_report(study) or empty_report(study)
+        report = snapshots.stored_report(study, estimates=True) or empty_report(study)
         cache.set(key, report, CACHE_SECONDS)
     return report
 

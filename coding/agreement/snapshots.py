@@ -13,6 +13,12 @@ Snapshots do not starve the coders: a job that reads every coding of a large stu
 half of what 50 coders got on two cores when one followed another (issue 43). So an
 automatic snapshot waits, queued, in proportion to how long the last report took
 (`rest_left`, settings.AGREEMENT_JOB_SHARE, a quarter of the time by default).
+
+Meanwhile the figures do not fall behind: while a full report waits, each batch of new
+codings is followed by an estimate (job "agreement_estimate", estimates.py): alpha's
+point values brought up to date from the items those codings touched, in a second or two
+at a million items. The page and the API show the newest estimate over its full report
+and say what is behind; exports and the methods text read full reports only.
 """
 
 import math
@@ -31,6 +37,7 @@ from workbench.models import Job
 from workbench.prepared import Slot, Statement
 
 KIND = "agreement"
+ESTIMATE = "agreement_estimate"
 
 
 def snapshot_every():
@@ -42,19 +49,24 @@ def schedule_agreement(study):
     """Enqueue the agreement job if it is due; the job, or None. Cheap: see the module."""
     every = snapshot_every()
     now = timezone.now()
-    waiting, due, taken_at, seconds = _due(every).first(
+    waiting, estimating, due, taken_at, seconds, counted = _due(every).first(
         study=study.pk, study_in_params=study.pk, stale=now - jobs.STALE_AFTER)
-    if waiting or not due:
+    if not due:
         return None
     if jobs.runs_in_process():
         # Tasks run in-process in this mode, so sending the job now would compute the
         # report inside the coder's request. The row waits for the next person who
         # opens the agreement page (run_waiting), or for a recompute.
-        return Job.objects.create(kind=KIND, params=_params(study))
+        return None if waiting else Job.objects.create(kind=KIND, params=_params(study))
     wait = rest_left(taken_at, seconds, now)
-    if wait:
-        return jobs.enqueue(KIND, _params(study), countdown=wait, message=jobs.SPACED_OUT)
-    return jobs.enqueue(KIND, _params(study))
+    full = None
+    if not waiting:
+        full = (jobs.enqueue(KIND, _params(study), countdown=wait, message=jobs.SPACED_OUT)
+                if wait else jobs.enqueue(KIND, _params(study)))
+    if (wait or waiting) and counted and not estimating:
+        # The full report waits: the figures follow the codings meanwhile.
+        return jobs.enqueue(ESTIMATE, _params(study))
+    return full
 
 
 def rest_left(taken_at, seconds, now):
@@ -82,19 +94,24 @@ def _due(every):
         def build(study, study_in_params, stale):
             alive = Q(status=Job.Status.QUEUED) | Q(status=Job.Status.RUNNING,
                                                     heartbeat_at__gte=stale)
-            waiting = Job.objects.filter(alive, kind=KIND, params__study=study_in_params)
-            newest = AgreementSnapshot.objects.filter(study_id=study).order_by("-last_coding_id")
-            last = newest.values("last_coding_id")[:1]
+            jobs_ = Job.objects.filter(alive, params__study=study_in_params)
+            snapshots = AgreementSnapshot.objects.filter(study_id=study)
+            last = snapshots.order_by("-last_coding_id").values("last_coding_id")[:1]
+            # The spacing counts from the newest full report: estimates take no time.
+            newest = snapshots.filter(estimate=False).order_by("-last_coding_id")
             # The every-th new coding (OFFSET every - 1), unordered: there are at least
             # `every` when it exists, and no row past the every-th is read.
             nth = Coding.objects.filter(study_id=study, phase=Coding.Phase.INDEPENDENT,
                                         pk__gt=Coalesce(Subquery(last), Value(0))
                                         ).order_by()[max(every, 1) - 1:max(every, 1)]
             return (Study.objects.filter(pk=study).order_by()
-                    .annotate(waiting=Exists(waiting), due=Exists(nth),
+                    .annotate(waiting=Exists(jobs_.filter(kind=KIND)),
+                              estimating=Exists(jobs_.filter(kind=ESTIMATE)), due=Exists(nth),
                               taken_at=Subquery(newest.values("created_at")[:1]),
-                              seconds=Subquery(newest.values("seconds")[:1]))
-                    .values_list("waiting", "due", "taken_at", "seconds"))
+                              seconds=Subquery(newest.values("seconds")[:1]),
+                              counted=Subquery(newest.exclude(counts={}).values("pk")[:1]))
+                    .values_list("waiting", "estimating", "due", "taken_at", "seconds",
+                                 "counted"))
         _DUE[every] = Statement(Study, build, Slot("study"), Slot("study_in_params", "json"),
                                 Slot("stale", datetime))
     return _DUE[every]
@@ -138,13 +155,16 @@ def run_waiting(study):
         jobs.run(job.pk)
 
 
-def new_codings(study, limit=None):
-    """Independent codings (any round) newer than the last snapshot, counted up to `limit`.
+def new_codings(study, limit=None, estimates=True):
+    """Independent codings (any round) newer than the last snapshot (the last full report
+    without `estimates`), counted up to `limit`.
 
     One query; bounded, so the coder's request pays for at most `limit` rows.
     """
-    last = (AgreementSnapshot.objects.filter(study=study).order_by("-last_coding_id")
-            .values("last_coding_id")[:1])
+    snapshots = AgreementSnapshot.objects.filter(study=study)
+    if not estimates:
+        snapshots = snapshots.filter(estimate=False)
+    last = snapshots.order_by("-last_coding_id").values("last_coding_id")[:1]
     # No ORDER BY: Coding's default ordering (assignment, revision) would make the bounded
     # count sort every new coding first (1.2 s on a 1M-item study) for rows it only counts.
     # By the coding's own study, a range of its (study, id) index: through the item, the
@@ -161,19 +181,27 @@ def take_snapshot(study, *, force=False, progress=None):
     Without `force` nothing happens when no independent coding arrived since the last
     snapshot, so a job delivered twice adds no second snapshot.
     """
-    if not force and new_codings(study, limit=1) == 0:
+    if not force and new_codings(study, limit=1, estimates=False) == 0:
         return {"snapshots": [], "note": "no new independent codings"}
     started = time.monotonic()
-    report = study_report(study, progress=progress)
+    report = study_report(study, progress=progress, counts=True)
     seconds = time.monotonic() - started
+    counts = {round: _counts(part) for round, part in report["rounds"].items()}
     parts = {round: finite(part) for round, part in report["rounds"].items()
              if part["n_codings"]}
     rows = AgreementSnapshot.objects.bulk_create(
         AgreementSnapshot(study=study, round=round, n_codings=part["n_codings"],
                           last_coding_id=report["last_coding_id"], report=part,
-                          summary=summarise(part), seconds=seconds)
+                          summary=summarise(part), seconds=seconds, counts=counts[round])
         for round, part in parts.items())
     return {"snapshots": [row.pk for row in rows], "n_codings": report["n_codings"]}
+
+
+def _counts(part):
+    """The questions' coincidences, taken out of the round's report (the snapshot keeps
+    them apart: the page never reads them)."""
+    return {f"{book['id']}:{q['key']}": q.pop("counts")
+            for book in part["codebooks"] for q in book["questions"] if "counts" in q}
 
 
 def finite(part):
@@ -207,32 +235,44 @@ def summarise(part):
             for book in part["codebooks"] for q in book["questions"] if q.get("alpha")}
 
 
-def latest(study):
-    """{round: newest snapshot} for the rounds that have one."""
+def latest(study, estimates=False):
+    """{round: newest full snapshot} for the rounds that have one; with `estimates`, the
+    newest estimate made from it instead where there is one (estimates.py)."""
     found = {}
     for round in ROUNDS:
-        snapshot = (AgreementSnapshot.objects.filter(study=study, round=round)
-                    .order_by("-created_at", "-id").first())
+        rows = AgreementSnapshot.objects.filter(study=study, round=round).defer("counts")
+        snapshot = rows.filter(estimate=False).order_by("-created_at", "-id").first()
+        if snapshot and estimates:
+            newer = (rows.filter(estimate=True, last_coding_id__gt=snapshot.last_coding_id,
+                                 report__estimate__base_last_coding_id=snapshot.last_coding_id)
+                     .order_by("-last_coding_id", "-id").first())
+            snapshot = newer or snapshot
         if snapshot:
             found[round] = snapshot
     return found
 
 
 def history(study, round):
-    """[(n_codings, created_at, summary)] oldest first: the points of the lines over time."""
-    return list(AgreementSnapshot.objects.filter(study=study, round=round)
+    """[(n_codings, created_at, summary)] oldest first: the points of the lines over time,
+    one per full report (an estimate has no interval to draw)."""
+    return list(AgreementSnapshot.objects.filter(study=study, round=round, estimate=False)
                 .order_by("created_at", "id").values_list("n_codings", "created_at", "summary"))
 
 
-def stored_report(study):
-    """The newest snapshots as one report (the shape of reliability.study_report), or None."""
-    snapshots = latest(study)
+def stored_report(study, estimates=False):
+    """The newest snapshots as one report (the shape of reliability.study_report), or None.
+    With `estimates`, the newest estimates where there are (the page's and the API's
+    figures; `estimate` then says from which full report), else full reports only (the
+    exports and the methods text: every figure of one computation)."""
+    snapshots = latest(study, estimates)
     if not snapshots:
         return None
     newest = max(snapshots.values(), key=lambda s: (s.created_at, s.pk))
+    estimate = next((s.report["estimate"] for s in snapshots.values() if s.estimate), None)
     return {"study": study.slug, "computed_at": newest.created_at.isoformat(),
             "n_codings": sum(s.report["n_codings"] for s in snapshots.values()),
-            "last_coding_id": newest.last_coding_id,
+            "last_coding_id": max(s.last_coding_id for s in snapshots.values()),
+            "estimate": estimate,
             "rounds": {round: snapshots[round].report if round in snapshots else empty_round(round)
                        for round in ROUNDS}}
 

@@ -300,10 +300,10 @@ def provenance(study):
 def agreement_freshness(study):
     """When the agreement figures the reliability table holds were computed (the newest
     snapshot), and how many independent codings came after them."""
-    computed_at = AgreementSnapshot.objects.filter(study=study).aggregate(
+    computed_at = AgreementSnapshot.objects.filter(study=study, estimate=False).aggregate(
         at=Max("created_at"))["at"]
-    return {"computed_at": computed_at,
-            "new_codings": snapshots.new_codings(study) if computed_at else None}
+    return {"computed_at": computed_at, "new_codings": (
+        snapshots.new_codings(study, estimates=False) if computed_at else None)}
 
 
 def reliability_line(agreement, roles=None):

@@ -219,8 +219,10 @@ def check_work(version, notes, evidence):
         raise ValidationError(errors)
 
 
-def independent_codings(study):
+def independent_codings(study, upto=None):
     """Each coder's last independent revision of each item: what reliability uses (rule 3).
+    With `upto`, as they stood when the newest coding was that id: codings above it are
+    neither read nor hide an older revision (a snapshot's codings, for its estimates).
 
     Revisions made after the item's discussion opened (reconciliation), after the
     coder could see a decision (informed) or a model's suggestion (assisted) are left
@@ -235,10 +237,12 @@ def independent_codings(study):
     newer = Coding.objects.filter(assignment=OuterRef("assignment"),
                                   phase=Coding.Phase.INDEPENDENT, assisted=False,
                                   revision__gt=OuterRef("revision"))
-    return Coding.objects.filter(assignment__item__study=study,
+    rows = Coding.objects.filter(assignment__item__study=study,
                                  assignment__item__deleted_at__isnull=True,
-                                 phase=Coding.Phase.INDEPENDENT,
-                                 assisted=False).filter(~Exists(newer))
+                                 phase=Coding.Phase.INDEPENDENT, assisted=False)
+    if upto is not None:
+        newer, rows = newer.filter(pk__lte=upto), rows.filter(pk__lte=upto)
+    return rows.filter(~Exists(newer))
 
 
 def seconds_since(start):

@@ -30,6 +30,12 @@ class AgreementSnapshot(models.Model):
     # How long the report took to compute: the next automatic snapshot waits in proportion
     # (settings.AGREEMENT_JOB_SHARE).
     seconds = models.FloatField(default=0)
+    # A full report keeps each measured question's coincidences (reliability.
+    # coincidence_counts) under "<codebook id>:<question key>"; an estimate keeps none.
+    counts = models.JSONField(default=dict, blank=True)
+    # An estimate (coding.agreement.estimates): alpha's point values brought up to date
+    # from the full report named in report["estimate"]; every other figure is that one's.
+    estimate = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["study", "round", "created_at", "id"]
