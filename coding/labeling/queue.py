@@ -16,15 +16,14 @@ import random
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import (
-    Case, Count, Exists, F, IntegerField, JSONField, OuterRef, Q, Subquery, Value, When,
-)
+from django.db.models import Count, Exists, F, JSONField, OuterRef, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext
 
 from coding.access.archive import check_open
 from coding.labeling import ranked
 from coding.models import Assignment, Coding, Item, Membership, Role
+from coding.models.tallies import tallies
 from workbench import jobs
 from workbench.models import Job
 from workbench.prepared import Insert, Slot, Statement, Update, fields, instance
@@ -447,14 +446,16 @@ def _draw(items, size, stratify_by, rng):
 def queue_summary(study):
     """Per coder: done, skipped, in progress, median seconds; per round: what is left.
 
-    Five queries, whatever the study's size or number of coders (issue 13): the coders;
-    their assignments by status with the first revision's seconds (`coder_work`); the
-    calibration codings (`calibration_scores`); the items by round; the items held now
-    (`held_items`).
+    A few queries, whatever the study's size or number of coders (issues 13 and 42): the
+    coders; the study's tallies (coding/models/tallies.py: its items by round and state,
+    each coder's assignments by status and first revision's seconds, kept as they are
+    written rather than counted on each view); the calibration codings
+    (`calibration_scores`) and items; the items held now (`held_items`).
     """
     coders = list(Membership.objects.filter(study=study, role=Role.CODER, deleted_at__isnull=True)
                   .select_related("user").order_by("user__username"))
-    work = coder_work(study)
+    counts = tallies(study)
+    work = coder_work(study, counts)
     scores = calibration_scores(study)
     per_coder = [{
         "coder": m.user, "calibration_waived": m.calibration_waived,
@@ -462,16 +463,18 @@ def queue_summary(study):
         "median_seconds": median(work.get(m.user_id, {}).get("seconds", {})),
         "calibration_score": scores.get(m.user_id),
     } for m in coders]
-    # A calibration item is complete when every coder has submitted it.
-    wanted = Case(When(round=MAIN, then=F("target")), default=Value(len(per_coder)),
-                  output_field=IntegerField())
     # `taken` counts active plus submitted assignments (kept so under the item's lock), so
-    # an item is complete once taken >= wanted, unless one of those is still active:
-    # those few items (one per coder at most) are looked at apart, in held_items.
-    counted = {row["round"]: row for row in Item.objects.alive().filter(study=study)
-               .values("round").order_by().annotate(
-                   items=Count("pk"), in_sample=Count("pk", filter=Q(in_reliability_sample=True)),
-                   complete=Count("pk", filter=Q(taken__gte=wanted)))}
+    # an item is complete once taken >= what it wants, unless one of those is still
+    # active: those few items (one per coder at most) are looked at apart, in held_items.
+    counted = {round: {"items": sum(n for name, n in counts.items()
+                                    if name.startswith(f"items:{round}:")),
+                       "in_sample": counts.get(f"sample:{round}", 0)}
+               for round in (MAIN, CALIBRATION)}
+    counted[MAIN]["complete"] = counts.get("complete:main", 0)
+    # A calibration item is complete when every coder has submitted it: counted here, as
+    # the number of coders changes; the calibration round is a handful of items.
+    counted[CALIBRATION]["complete"] = Item.objects.alive().filter(
+        study=study, round=CALIBRATION, taken__gte=len(per_coder)).count()
     for held in held_items(study):
         if held["deleted_at"] is None:
             need = held["target"] if held["round"] == MAIN else len(per_coder)
@@ -486,24 +489,25 @@ def queue_summary(study):
     return {"coders": per_coder, "rounds": rounds}
 
 
-def coder_work(study):
+def coder_work(study, counts=None):
     """{coder id: {"done", "skipped", "active": how many assignments; "seconds": {seconds
-    spent on a first revision: how many}}}, from one query grouped by coder, status and
-    seconds, over the study's assignments alone (their first revision's seconds are copied
-    onto them as it is recorded) and read from an index (assignment_work). The histogram
-    gives the exact median without sending every coding's seconds to Python: a coder
-    spends a few hundred distinct numbers of seconds, not 100,000."""
+    spent on a first revision: how many}}}, from the study's tallies (`counts`, read if
+    not given): each coder's assignments by status and by the first revision's seconds
+    (copied onto the assignment as it is recorded). The histogram gives the exact median
+    without sending every coding's seconds to Python: a coder spends a few hundred
+    distinct numbers of seconds, not 100,000."""
     names = {SUBMITTED: "done", SKIPPED: "skipped", ACTIVE: "active"}
     work = {}
-    for coder_id, status, spent, n in (
-            Assignment.objects.filter(study=study)
-            .values_list("coder", "status", "first_seconds_spent").order_by()
-            .annotate(n=Count("*"))):  # not Count("pk"): the id is not in the index
-        mine = work.setdefault(coder_id, {"seconds": {}})
-        if status in names:
-            mine[names[status]] = mine.get(names[status], 0) + n
-        if spent is not None:
-            mine["seconds"][spent] = mine["seconds"].get(spent, 0) + n
+    for name, n in (tallies(study) if counts is None else counts).items():
+        kind, _, rest = name.partition(":")
+        if kind not in ("work", "spent"):
+            continue
+        coder, value = rest.split(":", 1)
+        mine = work.setdefault(int(coder), {"seconds": {}})
+        if kind == "work" and value in names:
+            mine[names[value]] = mine.get(names[value], 0) + n
+        elif kind == "spent":
+            mine["seconds"][int(value)] = mine["seconds"].get(int(value), 0) + n
     return work
 
 

@@ -16,10 +16,12 @@ from coding.models.raters import (
 from coding.models.reliability import AgreementSnapshot
 from coding.models.screening import ScreeningRanking
 from coding.models.studies import Invite, Membership, Role, Study
+from coding.models.tallies import Tally
 
 __all__ = [
     "AgreementSnapshot", "AssistedRound", "Assignment", "AuditEntry", "Codebook", "CodebookVersion", "Coding", "Comparison",
     "Decision", "Exposure", "OthersWorkRead",
     "Framework", "FrameworkScan", "ImportRun", "InclusionList", "ListedInclusion", "Invite", "Item", "ItemChange", "LanguagePreference", "Landing", "Membership", "Method",
     "MethodLink", "ModelCall", "ModelRun", "ModelSettings", "Option", "OptionName", "Question", "Rater", "RaterCoding", "Role", "ScreeningRanking", "StoredDisagreement", "Study",
+    "Tally",
 ]

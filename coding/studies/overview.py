@@ -4,7 +4,6 @@ Counts shown to a coder are about their own work only (rule 1): never how many
 others coded an item, nor whether they agreed.
 """
 
-from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
@@ -12,46 +11,49 @@ from coding.access.blinding import hides_inclusion
 from coding.access.roles import CAN_SEE_ALL_CODINGS, role_label
 from coding.agreement.report import SEES_AGREEMENT
 from coding.labeling.queue import held_items
-from coding.models import Assignment, Item, Role
+from coding.models import Role
+from coding.models.tallies import tallies
 from ingest.models import Document
 
 
 def study_overview(study, user):
-    """The study's card. A few queries whatever its size (issue 13): the coder's own
-    assignments by status, one pass over the items for the pool and the progress, and
+    """The study's card. A few queries whatever its size (issues 13 and 42): the study's
+    tallies (coding/models/tallies.py: kept as items and assignments are written, not
+    counted on each view) for the coder's own assignments, the pool and the progress, and
     the items held now."""
     roles = study.roles_of(user)
     card = {"study": study, "roles": sorted(role_label(r) for r in roles)}
-    if Role.CODER in roles:
-        card["mine"] = Assignment.objects.filter(study=study, coder=user).aggregate(
-            submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
-            active=Count("id", filter=Q(status=Assignment.Status.ACTIVE)),
-            skipped=Count("id", filter=Q(status=Assignment.Status.SKIPPED)),
-        )
     sees_pool = bool(roles & (CAN_SEE_ALL_CODINGS | {Role.VIEWER}))
     sees_progress = bool(roles & CAN_SEE_ALL_CODINGS)
+    if Role.CODER not in roles and not sees_pool and not sees_progress:
+        card["actions"] = _actions(study, roles)
+        return card
+    counts = tallies(study)
+    if Role.CODER in roles:
+        card["mine"] = {status: counts.get(f"work:{user.pk}:{status}", 0)
+                        for status in ("submitted", "active", "skipped")}
     if sees_pool or sees_progress:
-        card.update(_pool_and_progress(study, sees_pool, sees_progress))
+        card.update(_pool_and_progress(study, counts, sees_pool, sees_progress))
     card["actions"] = _actions(study, roles)
     return card
 
 
-def _pool_and_progress(study, pool, progress):
-    """One pass over the study's items. Threads are found by their documents' ids (the
-    index on kind) rather than by joining every item to its document; a document is a
-    paper or a thread, so the rest are papers. Progress counts submitted codings per
-    item as `Item.taken` (active plus submitted) less the items' active assignments,
-    which are few (one per coder at most): coding.labeling.queue.held_items."""
-    alive = Q(deleted_at__isnull=True)
-    thread = Q(document__in=Document.objects.filter(kind=Document.Kind.THREAD).values("pk"))
-    counts = {}
-    if pool:
-        counts.update(papers=Count("id", filter=alive & ~thread),
-                      threads=Count("id", filter=alive & thread))
-    if progress:
-        counts.update(coded_once=Count("id", filter=Q(taken__gte=1)),
-                      fully_coded=Count("id", filter=Q(taken__gte=study.overlap)))
-    found = Item.objects.filter(study=study).aggregate(**counts)
+def _pool_and_progress(study, counts, pool, progress):
+    """From the study's tallies (`counts`): its alive items by their documents' kind, and
+    how many items `taken` says one coder or `overlap` coders took. Progress counts
+    submitted codings per item as `Item.taken` (active plus submitted) less the items'
+    active assignments, which are few (one per coder at most):
+    coding.labeling.queue.held_items."""
+    def items_of(kind):
+        return sum(n for name, n in counts.items()
+                   if name.startswith("items:") and name.endswith(f":{kind}"))
+
+    def taken_at_least(least):
+        return sum(n for name, n in counts.items()
+                   if name.startswith("taken:") and int(name[6:]) >= least)
+
+    found = {"papers": items_of(Document.Kind.PAPER), "threads": items_of(Document.Kind.THREAD),
+             "coded_once": taken_at_least(1), "fully_coded": taken_at_least(study.overlap)}
     card = {}
     if pool:
         card["pool"] = {"papers": found["papers"], "threads": found["threads"]}

@@ -1,0 +1,204 @@
+"""Counts of a study's items and assignments, kept as they are written (issue 42).
+
+The home, study and queue pages showed counts over every item and assignment of a study
+(items by kind and round, coded once, fully coded, complete; each coder's assignments by
+status and seconds spent), counted on every view: 6 to 12 times slower at 1,000,000 items
+than at 1,000. Here they are kept instead, by PostgreSQL itself: statement-level triggers
+on the item and assignment tables add, for every statement that changes rows, one delta
+row per count it changed (`Tally`: study, name, +n or -n). Nothing that writes items or
+assignments can skip them (the queue, imports by COPY, restores, the admin, a bulk
+update), and a statement that changes no counted field adds nothing. A count is the sum
+of its deltas; when a study has gathered more than COMPACT_AT of them, the reader folds
+them into one row per name in one statement (rows committed meanwhile stay, as deltas).
+
+The names (`item_names`, `assignment_names`, and the same in SQL below):
+  items:<round>:<kind>   alive items of the round whose document is of that kind
+  sample:<round>         alive items of the round in the reliability sample
+  complete:main          alive main-round items with taken >= target
+  taken:<k>              items (deleted ones too) that k coders have taken: coded once is
+                         k >= 1, fully coded k >= the study's overlap, whatever it is now
+  work:<coder>:<status>  the coder's assignments in that status
+  spent:<coder>:<s>      the coder's assignments whose first revision took s seconds
+
+On SQLite (the embedded default, a small study) `tallies` counts the same names from
+the tables on each call: there are no triggers to keep them, and counting is cheap there.
+"""
+
+from django.db import connection, models
+from django.db.models import Count, Q
+
+COMPACT_AT = 2000
+
+
+class Tally(models.Model):
+    """One delta of one count of one study (see the module). No foreign key: deltas are
+    written by triggers while a study's items are deleted, before the study is; the
+    study's own delete trigger removes its deltas."""
+
+    study_id = models.IntegerField()
+    name = models.CharField(max_length=64)
+    n = models.BigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["study_id", "name"], name="tally_study_name")]
+
+    def __str__(self):
+        return f"{self.study_id} {self.name} {self.n:+d}"
+
+
+def item_names(round, kind, alive, sample, taken, target):
+    """The counts an item adds one to (the module's names)."""
+    names = [f"taken:{taken}"]
+    if alive:
+        names.append(f"items:{round}:{kind}")
+        if sample:
+            names.append(f"sample:{round}")
+        if round == "main" and taken >= target:
+            names.append("complete:main")
+    return names
+
+
+def assignment_names(coder, status, spent):
+    names = [f"work:{coder}:{status}"]
+    if spent is not None:
+        names.append(f"spent:{coder}:{spent}")
+    return names
+
+
+def kept():
+    """Whether the database keeps the tallies (PostgreSQL, with the triggers below)."""
+    return connection.vendor == "postgresql"
+
+
+def tallies(study):
+    """{name: count} of the study, zeros left out."""
+    if not kept():
+        return live_tallies(study)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name, SUM(n), COUNT(*) FROM coding_tally WHERE study_id = %s "
+                       "GROUP BY name", [study.pk])
+        rows = cursor.fetchall()
+        if sum(row[2] for row in rows) > COMPACT_AT:
+            cursor.execute(COMPACT, [study.pk, study.pk])
+    return {name: int(n) for name, n, _ in rows if n}
+
+
+def live_tallies(study):
+    """The same counts, counted from the tables now (SQLite; and what the tests hold the
+    kept ones to)."""
+    from coding.models import Assignment, Item
+
+    counts = {}
+    groups = (Item.objects.filter(study=study).order_by()
+              .values_list("round", "document__kind", "in_reliability_sample", "taken",
+                           "target")
+              .annotate(alive=Count("pk", filter=Q(deleted_at__isnull=True)), n=Count("pk")))
+    for round, kind, sample, taken, target, alive, n in groups:
+        for name in item_names(round, kind, False, sample, taken, target):
+            counts[name] = counts.get(name, 0) + n
+        if alive:
+            for name in item_names(round, kind, True, sample, taken, target)[1:]:
+                counts[name] = counts.get(name, 0) + alive
+    for coder, status, spent, n in (Assignment.objects.filter(study=study).order_by()
+                                    .values_list("coder", "status", "first_seconds_spent")
+                                    .annotate(n=Count("*"))):
+        for name in assignment_names(coder, status, spent):
+            counts[name] = counts.get(name, 0) + n
+    return counts
+
+
+def recount(study):
+    """Put the study's kept tallies right from the tables (after a repair by hand)."""
+    if not kept():
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM coding_tally WHERE study_id = %s", [study.pk])
+        Tally.objects.bulk_create(Tally(study_id=study.pk, name=name, n=n)
+                                  for name, n in live_tallies(study).items())
+
+
+# One statement: the study's deltas deleted and their sums inserted, so no reader sees
+# them twice or not at all; deltas committed after it started are left as they are.
+COMPACT = """
+WITH gone AS (DELETE FROM coding_tally WHERE study_id = %s RETURNING name, n)
+INSERT INTO coding_tally (study_id, name, n)
+SELECT %s, name, SUM(n) FROM gone GROUP BY name HAVING SUM(n) <> 0
+"""
+
+# The names in SQL, as item_names and assignment_names give them, for a row `r`.
+ITEM_NAMES = """
+SELECT r.study_id, x.name FROM {rows} r JOIN ingest_document d ON d.id = r.document_id
+CROSS JOIN LATERAL (VALUES
+    ('taken:' || r.taken, true),
+    ('items:' || r.round || ':' || d.kind, r.deleted_at IS NULL),
+    ('sample:' || r.round, r.deleted_at IS NULL AND r.in_reliability_sample),
+    ('complete:main', r.deleted_at IS NULL AND r.round = 'main' AND r.taken >= r.target)
+) x(name, counted) WHERE x.counted
+"""
+ASSIGNMENT_NAMES = """
+SELECT r.study_id, x.name FROM {rows} r
+CROSS JOIN LATERAL (VALUES
+    ('work:' || r.coder_id || ':' || r.status, true),
+    ('spent:' || r.coder_id || ':' || r.first_seconds_spent, r.first_seconds_spent IS NOT NULL)
+) x(name, counted) WHERE x.counted
+"""
+
+
+def _trigger_sql(table, names):
+    """The function and three triggers that keep `table`'s tallies."""
+    added = names.format(rows="added")
+    removed = names.format(rows="removed")
+    deltas = """
+        INSERT INTO coding_tally (study_id, name, n)
+        SELECT study_id, name, SUM(d) FROM ({parts}) c(study_id, name, d)
+        GROUP BY study_id, name HAVING SUM(d) <> 0;"""
+    plus = f"SELECT study_id, name, 1 FROM ({added}) a"
+    minus = f"SELECT study_id, name, -1 FROM ({removed}) b"
+    function = f"{table}_tallied"
+    return f"""
+CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN {deltas.format(parts=plus)}
+    ELSIF TG_OP = 'DELETE' THEN {deltas.format(parts=minus)}
+    ELSE {deltas.format(parts=plus + " UNION ALL " + minus)}
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER {table}_tally_insert AFTER INSERT ON {table}
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION {function}();
+CREATE TRIGGER {table}_tally_update AFTER UPDATE ON {table}
+    REFERENCING OLD TABLE AS removed NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION {function}();
+CREATE TRIGGER {table}_tally_delete AFTER DELETE ON {table}
+    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION {function}();
+"""
+
+
+TRIGGERS = _trigger_sql("coding_item", ITEM_NAMES) + _trigger_sql(
+    "coding_assignment", ASSIGNMENT_NAMES) + """
+CREATE FUNCTION coding_study_untallied() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM coding_tally WHERE study_id IN (SELECT id FROM removed);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER coding_study_tally_delete AFTER DELETE ON coding_study
+    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION coding_study_untallied();
+"""
+DROP_TRIGGERS = """
+DROP TRIGGER IF EXISTS coding_study_tally_delete ON coding_study;
+DROP FUNCTION IF EXISTS coding_study_untallied();
+""" + "".join(f"""
+DROP TRIGGER IF EXISTS {t}_tally_insert ON {t};
+DROP TRIGGER IF EXISTS {t}_tally_update ON {t};
+DROP TRIGGER IF EXISTS {t}_tally_delete ON {t};
+DROP FUNCTION IF EXISTS {t}_tallied();
+""" for t in ("coding_item", "coding_assignment"))
+# The counts of every study there already is, when the triggers are installed.
+BACKFILL = f"""
+INSERT INTO coding_tally (study_id, name, n)
+SELECT study_id, name, COUNT(*) FROM ({ITEM_NAMES.format(rows="coding_item")}) i
+GROUP BY study_id, name;
+INSERT INTO coding_tally (study_id, name, n)
+SELECT study_id, name, COUNT(*) FROM ({ASSIGNMENT_NAMES.format(rows="coding_assignment")}) a
+GROUP BY study_id, name;
+"""
