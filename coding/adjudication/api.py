@@ -20,7 +20,6 @@ from coding.labeling.codings import record_reads
 from coding.models import Decision, OthersWorkRead, Role
 from coding.rest.filters import DecisionFilter
 from coding.rest.serializers import page_rows
-from workbench.paging import bounded_count
 
 REVIEWERS = {Role.ADJUDICATOR, Role.OWNER}
 
@@ -74,7 +73,7 @@ class DisagreementSerializer(serializers.Serializer):
 class KeysetPaging(BasePagination):
     """?limit= and ?after=<token>: pages of a stored, indexed list by the last row's place in
     its order, so a deep page costs what the first does. `count` is the filtered total up to
-    10,000 (`count_exact`); the view gives the rows to count as `counted`."""
+    10,000 (`count_exact`); the view's `counted()` gives it."""
 
     default_limit, max_limit = 50, 500
 
@@ -89,8 +88,8 @@ class KeysetPaging(BasePagination):
         except ValueError:
             raise ValidationError({"after": gettext("not a page token of this list")}) from None
         self.request = request
-        # Counted up to 10,000 rows, as every list (workbench.paging.bounded_count).
-        self.count, self.count_exact = bounded_count(view.counted)
+        # From the tallies, or counted up to 10,000 rows (workbench.paging.bounded_count).
+        self.count, self.count_exact = view.counted()
         self.next = (replace_query_param(request.build_absolute_uri(), "after", rows[limit - 1].token)
                      if len(rows) > limit else None)
         return rows[:limit]
@@ -144,7 +143,7 @@ class DisagreementList(generics.ListAPIView):
         study = access_study(self.request.user, self.kwargs["slug"], roles=REVIEWERS)
         filters, _ = queue_filters(self.request, study)
         self.shown_name = name_for(study, study.my_roles)
-        self.counted = adjudication.disagreement_query(study, **filters)
+        self.counted = lambda: adjudication.disagreement_count(study, **filters)
         # A page function, not rows: the paginator asks for the page it needs.
         return lambda after, limit: adjudication.disagreements(study, after=after, limit=limit,
                                                                **filters)

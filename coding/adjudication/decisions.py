@@ -25,8 +25,9 @@ from coding.codebooks.versions import (
 )
 from coding.labeling.codings import independent_codings, record_exposures
 from coding.models import Assignment, Coding, Decision, Exposure, Item, Role, StoredDisagreement
+from coding.models.tallies import kept, tallies
 from workbench import paging
-from workbench.paging import make_token
+from workbench.paging import bounded_count, make_token
 from workbench.prepared import Delete, Insert, Slot, Statement, fields, instance
 
 NOT_APPLICABLE = "n/a"  # the question's condition was not met for this coder
@@ -501,6 +502,20 @@ def disagreement_query(study, *, question=None, coders=None, category=None, stat
     if category:
         rows = rows.filter(answer_tokens__contains=f"|{category}|")
     return rows.order_by(*ORDER_FIELDS[order])
+
+
+def disagreement_count(study, *, question=None, coders=None, category=None, status="open",
+                       **_):
+    """(count, exact) of the review list's rows: from the study's tallies when no filter
+    narrows the list beyond its status (kept as the rows are written: coding/models/
+    tallies.py), else counted up to 10,000 rows (workbench.paging.bounded_count)."""
+    if kept() and not (question or coders or category):
+        counts = tallies(study)
+        found = sum(n for name, n in counts.items() if name.startswith("disagreements:"))
+        decided = sum(n for name, n in counts.items() if name.startswith("decided:"))
+        return {"open": found - decided, "decided": decided}.get(status, found), True
+    return bounded_count(disagreement_query(study, question=question, coders=coders,
+                                            category=category, status=status))
 
 
 def disagreements(study, *, after=None, limit=None, order="most", **filters):

@@ -14,8 +14,8 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_safe
 
-from coding.access.names import members_named, name_for, sees_names
 from coding.access.blinding import coder_view, view_for
+from coding.access.names import members_named, name_for, sees_names
 from coding.access.roles import access_study
 from coding.adjudication import decisions as adjudication
 from coding.codebooks import translations as codebook_translations
@@ -23,7 +23,6 @@ from coding.codebooks.versions import parse_form_answers
 from coding.labeling.codings import record_reads
 from coding.labeling.queue import rebuilding
 from coding.models import Decision, OthersWorkRead, Role
-from workbench.paging import bounded_count
 
 REVIEWERS = {Role.ADJUDICATOR, Role.OWNER}
 FILTERS = ("question", "coders", "category", "status", "order")
@@ -51,10 +50,9 @@ def queue_filters(request, study):
     }, raw
 
 
-def counted(rows):
-    """The list's count as the review page shows it: exact up to 10,000 rows, and past
-    that "more than 10,000" (bounded_count; the rows are the stored disagreements)."""
-    total, exact = bounded_count(rows)
+def counted(total, exact):
+    """The list's count as the review page shows it: exact (from the tallies, or up to
+    10,000 rows counted), and past that "more than 10,000" (disagreement_count)."""
     return {"total": total, "total_exact": exact,
             "total_shown": f"{total if exact else total - 1:,}"}
 
@@ -81,7 +79,7 @@ def review_queue(request, slug):
     return render(request, "coding/review_queue.html", {
         "study": study, "rows": page, "raw": raw, "filters": filters, "shown_name": shown_name,
         # Counted up to 10,000, as the disagreements API counts (workbench.paging).
-        **counted(adjudication.disagreement_query(study, **filters)),
+        **counted(*adjudication.disagreement_count(study, **filters)),
         "next_query": kept.urlencode() if more else "", "first_page": not after,
         "codebook_translated": any(row.question.tr for row in page),
         "first_query": urlencode({k: v for k, v in raw.items() if v}),

@@ -24,9 +24,10 @@ from coding.agreement import charts, sample_size, snapshots
 from coding.agreement.metrics import AGAINST_DECISIONS_RULE, rule_words
 from coding.agreement.reliability import N_BOOT, ROUNDS
 from coding.models import (
-    AgreementSnapshot, CodebookVersion, Item, Question, Role, StoredDisagreement,
+    AgreementSnapshot, CodebookVersion, Item, Question, Role,
 )
 from coding.models.reliability import SampleDraw
+from coding.models.tallies import tallies
 
 THRESHOLDS = {
     "reliable": sample_size.RELIABLE, "tentative": sample_size.TENTATIVE,
@@ -94,6 +95,8 @@ def document(study, report, plan_inputs=None, language=None, *, new_codings=0):
     result["estimate"] = report.get("estimate")
     result["freshness"] = {
         "computed_at": report["computed_at"], "new_codings": new_codings,
+        # The page counts new codings up to one past NEW_COUNTED.
+        "new_codings_exact": new_codings <= NEW_COUNTED,
         "estimate": result["estimate"],
         "current": computed and not new_codings,
         "last_failure": snapshots.last_failure(study, report["computed_at"])}
@@ -120,7 +123,8 @@ def text_withheld(report, new_codings):
             "%(n)s independent coding arrived after these figures were computed: recompute, "
             "and the methods text will count it.",
             "%(n)s independent codings arrived after these figures were computed: recompute, "
-            "and the methods text will count them.", new_codings) % {"n": f"{new_codings:,}"}
+            "and the methods text will count them.", new_codings) % {
+                "n": new_codings_shown(new_codings)}
     return None
 
 
@@ -132,7 +136,7 @@ def describe_sample(study):
              SampleDraw.objects.filter(study=study).order_by("-drawn_at", "-id")]
     if draws:
         return {**draws[0], "draws": draws}
-    pool = Item.objects.alive().filter(study=study, round=Item.Round.MAIN).count()
+    pool = main_items(study)
     sample = {"drawn": False, "size": pool, "pool": pool, "plan": None, "draws": []}
     return {**sample, "text": _sample_text(study, sample)}
 
@@ -248,14 +252,16 @@ def offered_categories(study):
 
 def disagreement_counts(study):
     """{found, decided, undecided}: the main round's disagreements (item x question whose
-    independent codings differ) now, from the stored review list: one query."""
-    from django.db.models import Count, Q
+    independent codings differ) now, the stored review list's rows of alive items, from
+    the study's tallies (kept as the rows are written: coding/models/tallies.py)."""
+    counts = tallies(study)
+    found, decided = counts.get("disagreements:main", 0), counts.get("decided:main", 0)
+    return {"found": found, "decided": decided, "undecided": found - decided}
 
-    counts = (StoredDisagreement.objects
-              .filter(study=study, item__deleted_at__isnull=True, item__round=Item.Round.MAIN)
-              .aggregate(found=Count("pk"), decided=Count("pk", filter=Q(decided=True))))
-    return {"found": counts["found"], "decided": counts["decided"],
-            "undecided": counts["found"] - counts["decided"]}
+
+def main_items(study):
+    """The study's alive main-round items, from its tallies."""
+    return sum(n for name, n in tallies(study).items() if name.startswith("items:main:"))
 
 
 def procedure(study, counts=None):
@@ -565,8 +571,19 @@ def _current(study, plan_inputs=None, language=None):
     """(the document of the newest snapshots, their marks: see snapshot_marks)."""
     snapshots.run_waiting(study)
     marks = snapshot_marks(study)
+    # Counted up to one past NEW_COUNTED: the page says "more than" past it, and a study
+    # whose first report is still to come does not count every coding on each view.
     return document(study, _stored_report(study, marks), plan_inputs, language,
-                    new_codings=snapshots.new_codings(study)), marks
+                    new_codings=snapshots.new_codings(study, limit=NEW_COUNTED + 1)), marks
+
+
+NEW_COUNTED = 10_000
+
+
+def new_codings_shown(n):
+    """How many new codings, as the page and the methods text's note say it."""
+    return (_("more than %(n)s") % {"n": f"{NEW_COUNTED:,}"} if n > NEW_COUNTED
+            else f"{n:,}")
 
 
 def paper_texts(study, doc):
@@ -607,6 +624,7 @@ def dashboard(study, plan_inputs=None):
             "share_source": share_source_words(doc["planning"]["share_source"]),
             "job": snapshots.waiting_job(study),
             "new_codings": doc["freshness"]["new_codings"],
+            "new_codings_shown": new_codings_shown(doc["freshness"]["new_codings"]),
             "snapshot_every": snapshots.snapshot_every()}
 
 

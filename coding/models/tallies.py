@@ -19,6 +19,12 @@ The names (`item_names`, `assignment_names`, and the same in SQL below):
                          k >= 1, fully coded k >= the study's overlap, whatever it is now
   work:<coder>:<status>  the coder's assignments in that status
   spent:<coder>:<s>      the coder's assignments whose first revision took s seconds
+  disagreements:<round>  stored disagreements (the review list's rows) of alive items of
+                         the round; decided:<round> those of them decided
+The disagreements' counts depend on their item's state too: the disagreements' trigger
+reads it, and the items' trigger adds or takes away an item's disagreements when its state
+changes. Both kinds of writers lock the item's row first (settle_locked, the rebuild, the
+items' curation), so the two never interleave on one item.
 
 On SQLite (the embedded default, a small study) `tallies` counts the same names from
 the tables on each call: there are no triggers to keep them, and counting is cheap there.
@@ -65,6 +71,10 @@ def assignment_names(coder, status, spent):
     return names
 
 
+def disagreement_names(round, decided):
+    return [f"disagreements:{round}", *([f"decided:{round}"] if decided else [])]
+
+
 def kept():
     """Whether the database keeps the tallies (PostgreSQL, with the triggers below)."""
     return connection.vendor == "postgresql"
@@ -86,7 +96,7 @@ def tallies(study):
 def live_tallies(study):
     """The same counts, counted from the tables now (SQLite; and what the tests hold the
     kept ones to)."""
-    from coding.models import Assignment, Item
+    from coding.models import Assignment, Item, StoredDisagreement
 
     counts = {}
     groups = (Item.objects.filter(study=study).order_by()
@@ -103,6 +113,11 @@ def live_tallies(study):
                                     .values_list("coder", "status", "first_seconds_spent")
                                     .annotate(n=Count("*"))):
         for name in assignment_names(coder, status, spent):
+            counts[name] = counts.get(name, 0) + n
+    for round, decided, n in (StoredDisagreement.objects
+                              .filter(study=study, item__deleted_at__isnull=True).order_by()
+                              .values_list("item__round", "decided").annotate(n=Count("*"))):
+        for name in disagreement_names(round, decided):
             counts[name] = counts.get(name, 0) + n
     return counts
 
@@ -125,22 +140,36 @@ INSERT INTO coding_tally (study_id, name, n)
 SELECT %s, name, SUM(n) FROM gone GROUP BY name HAVING SUM(n) <> 0
 """
 
-# The names in SQL, as item_names and assignment_names give them, for a row `r`.
+# The names in SQL, as item_names, assignment_names and disagreement_names give them, for
+# a row `r`, each with how much it adds: one, or for an item its stored disagreements.
 ITEM_NAMES = """
-SELECT r.study_id, x.name FROM {rows} r JOIN ingest_document d ON d.id = r.document_id
+SELECT r.study_id, x.name, x.w FROM {rows} r JOIN ingest_document d ON d.id = r.document_id
 CROSS JOIN LATERAL (VALUES
-    ('taken:' || r.taken, true),
-    ('items:' || r.round || ':' || d.kind, r.deleted_at IS NULL),
-    ('sample:' || r.round, r.deleted_at IS NULL AND r.in_reliability_sample),
-    ('complete:main', r.deleted_at IS NULL AND r.round = 'main' AND r.taken >= r.target)
-) x(name, counted) WHERE x.counted
+    ('taken:' || r.taken, true, 1),
+    ('items:' || r.round || ':' || d.kind, r.deleted_at IS NULL, 1),
+    ('sample:' || r.round, r.deleted_at IS NULL AND r.in_reliability_sample, 1),
+    ('complete:main', r.deleted_at IS NULL AND r.round = 'main' AND r.taken >= r.target, 1)
+) x(name, counted, w) WHERE x.counted
+UNION ALL
+SELECT r.study_id, x.name, x.w FROM {rows} r
+CROSS JOIN LATERAL (SELECT COUNT(*) AS n, COUNT(*) FILTER (WHERE s.decided) AS decided
+                    FROM coding_storeddisagreement s WHERE s.item_id = r.id) s
+CROSS JOIN LATERAL (VALUES
+    ('disagreements:' || r.round, s.n), ('decided:' || r.round, s.decided)
+) x(name, w) WHERE r.deleted_at IS NULL AND x.w > 0
 """
 ASSIGNMENT_NAMES = """
-SELECT r.study_id, x.name FROM {rows} r
+SELECT r.study_id, x.name, 1 FROM {rows} r
 CROSS JOIN LATERAL (VALUES
     ('work:' || r.coder_id || ':' || r.status, true),
     ('spent:' || r.coder_id || ':' || r.first_seconds_spent, r.first_seconds_spent IS NOT NULL)
 ) x(name, counted) WHERE x.counted
+"""
+DISAGREEMENT_NAMES = """
+SELECT r.study_id, x.name, 1 FROM {rows} r JOIN coding_item i ON i.id = r.item_id
+CROSS JOIN LATERAL (VALUES
+    ('disagreements:' || i.round, true), ('decided:' || i.round, r.decided)
+) x(name, counted) WHERE x.counted AND i.deleted_at IS NULL
 """
 
 
@@ -152,8 +181,8 @@ def _trigger_sql(table, names):
         INSERT INTO coding_tally (study_id, name, n)
         SELECT study_id, name, SUM(d) FROM ({parts}) c(study_id, name, d)
         GROUP BY study_id, name HAVING SUM(d) <> 0;"""
-    plus = f"SELECT study_id, name, 1 FROM ({added}) a"
-    minus = f"SELECT study_id, name, -1 FROM ({removed}) b"
+    plus = f"SELECT study_id, name, w FROM ({added}) a(study_id, name, w)"
+    minus = f"SELECT study_id, name, -w FROM ({removed}) b(study_id, name, w)"
     function = f"{table}_tallied"
     return f"""
 CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -174,8 +203,9 @@ CREATE TRIGGER {table}_tally_delete AFTER DELETE ON {table}
 """
 
 
-TRIGGERS = _trigger_sql("coding_item", ITEM_NAMES) + _trigger_sql(
-    "coding_assignment", ASSIGNMENT_NAMES) + """
+TABLES = {"coding_item": ITEM_NAMES, "coding_assignment": ASSIGNMENT_NAMES,
+          "coding_storeddisagreement": DISAGREEMENT_NAMES}
+TRIGGERS = "".join(_trigger_sql(table, names) for table, names in TABLES.items()) + """
 CREATE FUNCTION coding_study_untallied() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     DELETE FROM coding_tally WHERE study_id IN (SELECT id FROM removed);
@@ -192,13 +222,11 @@ DROP TRIGGER IF EXISTS {t}_tally_insert ON {t};
 DROP TRIGGER IF EXISTS {t}_tally_update ON {t};
 DROP TRIGGER IF EXISTS {t}_tally_delete ON {t};
 DROP FUNCTION IF EXISTS {t}_tallied();
-""" for t in ("coding_item", "coding_assignment"))
-# The counts of every study there already is, when the triggers are installed.
-BACKFILL = f"""
+""" for t in TABLES)
+# The counts of every study there already is, when the triggers are installed (an item's
+# disagreements are counted from the items' side only).
+BACKFILL = "".join(f"""
 INSERT INTO coding_tally (study_id, name, n)
-SELECT study_id, name, COUNT(*) FROM ({ITEM_NAMES.format(rows="coding_item")}) i
-GROUP BY study_id, name;
-INSERT INTO coding_tally (study_id, name, n)
-SELECT study_id, name, COUNT(*) FROM ({ASSIGNMENT_NAMES.format(rows="coding_assignment")}) a
-GROUP BY study_id, name;
-"""
+SELECT study_id, name, SUM(w) FROM ({names.format(rows=table)}) t(study_id, name, w)
+GROUP BY study_id, name;""" for table, names in TABLES.items()
+    if table != "coding_storeddisagreement")

@@ -13,7 +13,8 @@ from django.utils import timezone
 from coding.actions.submit import submit
 from coding.codebooks.versions import create_codebook
 from coding.labeling import queue
-from coding.models import Assignment, Item, Study, Tally
+from coding.adjudication import decisions as adjudication
+from coding.models import Assignment, Item, Membership, StoredDisagreement, Study, Tally
 from coding.models.tallies import live_tallies, tallies
 from ingest.models import Document
 
@@ -37,18 +38,22 @@ def add_thread(study, n):
     queue.add_item(study, document, book)
 
 
+def people_olive(study):
+    return Membership.objects.get(study=study, role="owner").user
+
+
 def step(study, rng, coders):
     """One write a study meets, chosen at random."""
     coder = rng.choice(coders)
-    choice = rng.randrange(9)
+    choice = rng.choices(range(11), weights=[1, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1])[0]
     items = list(Item.objects.filter(study=study).order_by("pk"))
     active = list(Assignment.objects.filter(study=study, status="active"))
     if choice == 0 or not items:
         add_papers(study, rng.randint(1, 3), start=rng.randrange(10**6))
     elif choice == 1:
         found = queue.next_item(study, coder)
-        if found and rng.random() < 0.7:
-            submit(found, ANSWERS)
+        if found and rng.random() < 0.7:  # coders differ on the size now and then
+            submit(found, {**ANSWERS, "size_b": rng.choice([7, 7, 13])})
     elif choice == 2 and active:
         queue.skip(rng.choice(active), "not a paper on this")
     elif choice == 3 and active:
@@ -67,6 +72,13 @@ def step(study, rng, coders):
         queue.sync_targets(study)
     elif choice == 8:
         add_thread(study, rng.randrange(10**6))
+    elif choice == 9:
+        open_ = StoredDisagreement.objects.filter(study=study, decided=False).first()
+        if open_:
+            adjudication.decide(open_.item, open_.question_key, 7, people_olive(study),
+                                rationale="the table says 7")
+    elif choice == 10:
+        adjudication.rebuild_disagreements(study, batch=3)
 
 
 @kept
@@ -76,7 +88,10 @@ def test_the_kept_counts_equal_the_tables_after_every_write(alpha, people, seed)
     rng = random.Random(seed)
     coders = [people["cora"], people["cyril"]]
     assert tallies(alpha) == live_tallies(alpha)  # the items the fixture made
-    for n in range(60):
+    for coder, size in zip(coders, (7, 13)):  # a disagreement to start from
+        submit(queue.assign(alpha.papers[0], coder), {**ANSWERS, "size_b": size})
+    assert StoredDisagreement.objects.filter(study=alpha).exists()
+    for n in range(100):
         step(alpha, rng, coders)
         assert tallies(alpha) == live_tallies(alpha), f"after step {n}"
 

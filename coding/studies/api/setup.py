@@ -15,6 +15,7 @@ from coding.adjudication.api import KeysetPaging
 from coding.models import AuditEntry, Role
 from coding.rest.serializers import StudySerializer
 from coding.studies import setup as study_setup
+from workbench.paging import bounded_count
 
 
 class StudyCreateSerializer(serializers.Serializer):
@@ -92,7 +93,7 @@ class AuditTrail(generics.ListAPIView):
 
     def get_queryset(self):
         study = access_study(self.request.user, self.kwargs["slug"], roles={Role.OWNER})
-        self.counted = AuditEntry.objects.filter(study=study)
+        self.counted = lambda: bounded_count(AuditEntry.objects.filter(study=study))
         return lambda after, limit: study_setup.audit_entries(study, after=after, limit=limit)
 
 

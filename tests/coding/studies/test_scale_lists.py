@@ -164,6 +164,12 @@ def test_the_review_list_and_its_apis_count_up_to_the_bound(coded, people, clien
     assert f"{disagreements} disagreements between independent codings" in page
 
     monkeypatch.setattr(paging, "COUNT_LIMIT", 3)
+    if connection.vendor == "postgresql":
+        # Unfiltered, the review list's count is kept by the database (coding/models/
+        # tallies.py): exact past any bound. Counted as a filtered list is from here on.
+        body = olive.get(api["review"]).json()
+        assert (body["count"], body["count_exact"]) == (disagreements, True)
+        monkeypatch.setattr(adjudication, "kept", lambda: False)
     for name, url in api.items():
         body = olive.get(url).json()
         assert (body["count"], body["count_exact"]) == (4, False), name
