@@ -19,10 +19,12 @@ independent one.
 
 import json
 import queue
+import re
 import threading
 from datetime import UTC, datetime
 from itertools import chain, repeat
 
+import orjson
 from django.db import connection, connections, transaction
 from django.db.models import Count, Exists, OuterRef, TextField
 from django.db.models.functions import Cast
@@ -259,7 +261,18 @@ def remembered_lists(function, limit=10_000):
 
 
 def parse_json(text):
-    return None if text is None else json.loads(text)
+    """A JSON column's text as Python values: orjson, a fifth of json's time (json was a
+    sixth of a whole export at 100,000 items). Not where a run of 19 digits or more may
+    be an integer beyond 64 bits, which PostgreSQL keeps and orjson reads as a float: json
+    reads those, so every value reads as json reads it."""
+    if text is None:
+        return None
+    if _LONG_DIGITS.search(text):
+        return json.loads(text)
+    return orjson.loads(text)
+
+
+_LONG_DIGITS = re.compile(r"\d{19}")
 
 
 # --- current decisions and independent codings, as anti-joins ----------------------
