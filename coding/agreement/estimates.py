@@ -112,12 +112,25 @@ def _estimated(base, now, then, books, n_new, seconds):
             question["alpha"] |= {"value": value, "point_verdict": verdict(value),
                                   "estimate": True}
             question["units"], question["values"] = merged["units"], merged["values"]
+    # The round's line: its codings, items and coders as the estimate counts them.
+    mine = [(now.get(key), then.get(key)) for key in set(now) | set(then) if key[0] == round]
     part["n_codings"] = n_codings
+    part["items"] += sum(_items(a)[0] - _items(b)[0] for a, b in mine)
+    part["items_with_two_or_more"] += sum(_items(a)[1] - _items(b)[1] for a, b in mine)
+    part["coders"] = sorted({*part["coders"], *(c for a, _ in mine if a for c in a.coders)})
     part["estimate"] = {"base_at": base.created_at.isoformat(), "base_n_codings": base.n_codings,
                         "base_last_coding_id": base.last_coding_id, "new_codings": n_new}
     part = finite(part)
     return AgreementSnapshot(study=base.study, round=round, n_codings=n_codings, report=part,
                              summary=summarise(part), seconds=seconds, estimate=True)
+
+
+def _items(group):
+    """(items, items with two or more codings) of a batch's group (none: (0, 0))."""
+    if group is None:
+        return 0, 0
+    per_item = np.bincount(group.unit_index)
+    return len(per_item), int((per_item >= 2).sum())
 
 
 def _column(group, key):

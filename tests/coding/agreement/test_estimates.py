@@ -136,6 +136,8 @@ def test_an_estimate_gives_the_alpha_a_full_report_gives(seed):
         assert got[key][1:] == want[key][1:], key
         assert got[key][0] == pytest.approx(want[key][0], abs=1e-9), key
     assert estimate.n_codings == expected["n_codings"]
+    for key in ("n_codings", "items", "items_with_two_or_more", "coders"):
+        assert estimate.report[key] == expected[key], key
     # Only alpha is estimated: the intervals are the full report's, and say so.
     q = next(q for q in estimate.report["codebooks"][0]["questions"] if q["key"] == "kind")
     assert q["alpha"]["estimate"] is True
