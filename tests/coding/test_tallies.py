@@ -137,3 +137,22 @@ def test_the_counts_name_what_the_pages_show(alpha, people):
     assert counts["items:main:thread"] == 1
     assert counts[f"work:{people['cora'].pk}:submitted"] == 1
     assert sum(n for name, n in counts.items() if name.startswith("taken:")) == papers + 1
+
+
+@kept
+@pytest.mark.django_db
+def test_the_command_finds_a_wrong_count_and_puts_it_right(alpha):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    add_papers(alpha, 2)
+    Tally.objects.create(study_id=alpha.pk, name="items:main:paper", n=5)  # a count gone wrong
+    out = StringIO()
+    call_command("recount_tallies", alpha.slug, stdout=out)
+    assert "items:main:paper: kept" in out.getvalue() and "--fix" in out.getvalue()
+    call_command("recount_tallies", alpha.slug, "--fix", stdout=out)
+    assert tallies(alpha) == live_tallies(alpha)
+    out = StringIO()
+    call_command("recount_tallies", alpha.slug, stdout=out)
+    assert "every kept count equals the tables'" in out.getvalue()
