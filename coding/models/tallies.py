@@ -85,12 +85,8 @@ def tallies(study):
     if not kept():
         return live_tallies(study)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT name, SUM(n), COUNT(*) FROM coding_tally WHERE study_id = %s "
-                       "GROUP BY name", [study.pk])
-        rows = cursor.fetchall()
-        if sum(row[2] for row in rows) > COMPACT_AT:
-            cursor.execute(COMPACT, [study.pk, study.pk])
-    return {name: int(n) for name, n, _ in rows if n}
+        cursor.execute(READ, [study.pk, study.pk, COMPACT_AT, study.pk, study.pk])
+        return {name: int(n) for name, n in cursor.fetchall() if n}
 
 
 def live_tallies(study):
@@ -132,12 +128,21 @@ def recount(study):
                                   for name, n in live_tallies(study).items())
 
 
-# One statement: the study's deltas deleted and their sums inserted, so no reader sees
-# them twice or not at all; deltas committed after it started are left as they are.
-COMPACT = """
-WITH gone AS (DELETE FROM coding_tally WHERE study_id = %s RETURNING name, n)
-INSERT INTO coding_tally (study_id, name, n)
-SELECT %s, name, SUM(n) FROM gone GROUP BY name HAVING SUM(n) <> 0
+# The counts, read in one statement that also folds the study's deltas into one row per
+# name once there are more than COMPACT_AT of them: deleted and their sums inserted at
+# once, so no reader sees them twice or not at all, and deltas committed meanwhile stay as
+# they are. The SELECT reads the rows as they were when the statement began (the folding
+# is not visible to it), which sum to the same counts. One statement on every read, so a
+# page's queries do not depend on when the deltas were last folded.
+READ = """
+WITH gone AS (
+    DELETE FROM coding_tally WHERE study_id = %s
+    AND (SELECT COUNT(*) FROM coding_tally WHERE study_id = %s) > %s
+    RETURNING name, n),
+folded AS (
+    INSERT INTO coding_tally (study_id, name, n)
+    SELECT %s, name, SUM(n) FROM gone GROUP BY name HAVING SUM(n) <> 0)
+SELECT name, SUM(n) FROM coding_tally WHERE study_id = %s GROUP BY name
 """
 
 # The names in SQL, as item_names, assignment_names and disagreement_names give them, for
@@ -173,39 +178,56 @@ CROSS JOIN LATERAL (VALUES
 """
 
 
-def _trigger_sql(table, names):
-    """The function and three triggers that keep `table`'s tallies."""
-    added = names.format(rows="added")
-    removed = names.format(rows="removed")
+def _trigger_sql(table, names, watched):
+    """The functions and three triggers that keep `table`'s tallies. Inserts and deletes
+    are counted once per statement, from its transition table (a COPY of a million rows
+    is one INSERT of their sums); an update once per row, and only when it changes one of
+    the `watched` columns the names read: a lease extended or a draft saved, most of the
+    updates on the coders' path, costs nothing."""
     deltas = """
         INSERT INTO coding_tally (study_id, name, n)
         SELECT study_id, name, SUM(d) FROM ({parts}) c(study_id, name, d)
         GROUP BY study_id, name HAVING SUM(d) <> 0;"""
-    plus = f"SELECT study_id, name, w FROM ({added}) a(study_id, name, w)"
-    minus = f"SELECT study_id, name, -w FROM ({removed}) b(study_id, name, w)"
-    function = f"{table}_tallied"
+
+    def plus(rows):
+        return f"SELECT study_id, name, w FROM ({names.format(rows=rows)}) a(study_id, name, w)"
+
+    def minus(rows):
+        return f"SELECT study_id, name, -w FROM ({names.format(rows=rows)}) b(study_id, name, w)"
+
+    changed = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in watched)
     return f"""
-CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION {table}_tallied() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'INSERT' THEN {deltas.format(parts=plus)}
-    ELSIF TG_OP = 'DELETE' THEN {deltas.format(parts=minus)}
-    ELSE {deltas.format(parts=plus + " UNION ALL " + minus)}
+    IF TG_OP = 'INSERT' THEN {deltas.format(parts=plus("added"))}
+    ELSE {deltas.format(parts=minus("removed"))}
     END IF;
     RETURN NULL;
 END $$;
+CREATE FUNCTION {table}_tallied_row() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN {deltas.format(parts=plus("(SELECT (NEW).*)") + " UNION ALL " + minus("(SELECT (OLD).*)"))}
+    RETURN NULL;
+END $$;
 CREATE TRIGGER {table}_tally_insert AFTER INSERT ON {table}
-    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION {function}();
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION {table}_tallied();
 CREATE TRIGGER {table}_tally_update AFTER UPDATE ON {table}
-    REFERENCING OLD TABLE AS removed NEW TABLE AS added
-    FOR EACH STATEMENT EXECUTE FUNCTION {function}();
+    FOR EACH ROW WHEN ({changed}) EXECUTE FUNCTION {table}_tallied_row();
 CREATE TRIGGER {table}_tally_delete AFTER DELETE ON {table}
-    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION {function}();
+    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION {table}_tallied();
 """
 
 
+# The columns each table's names read: an update that changes none of them counts nothing.
+WATCHED = {
+    "coding_item": ("study_id", "document_id", "round", "deleted_at", "in_reliability_sample",
+                    "taken", "target"),
+    "coding_assignment": ("study_id", "coder_id", "status", "first_seconds_spent"),
+    "coding_storeddisagreement": ("study_id", "item_id", "decided"),
+}
 TABLES = {"coding_item": ITEM_NAMES, "coding_assignment": ASSIGNMENT_NAMES,
           "coding_storeddisagreement": DISAGREEMENT_NAMES}
-TRIGGERS = "".join(_trigger_sql(table, names) for table, names in TABLES.items()) + """
+TRIGGERS = "".join(_trigger_sql(table, names, WATCHED[table])
+                   for table, names in TABLES.items()) + """
 CREATE FUNCTION coding_study_untallied() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     DELETE FROM coding_tally WHERE study_id IN (SELECT id FROM removed);
@@ -222,6 +244,7 @@ DROP TRIGGER IF EXISTS {t}_tally_insert ON {t};
 DROP TRIGGER IF EXISTS {t}_tally_update ON {t};
 DROP TRIGGER IF EXISTS {t}_tally_delete ON {t};
 DROP FUNCTION IF EXISTS {t}_tallied();
+DROP FUNCTION IF EXISTS {t}_tallied_row();
 """ for t in TABLES)
 # The counts of every study there already is, when the triggers are installed (an item's
 # disagreements are counted from the items' side only).
