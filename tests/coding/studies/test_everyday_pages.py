@@ -191,3 +191,17 @@ def test_the_adjudicator_sees_their_decisions_of_today(split, people, client_for
     ada.post(f"{url}{split.papers[0].pk}/", {"d-label": json.dumps("analysis"),
                                              "partial": "1"})  # the other question stays open
     assert "You recorded 1 decision today." in ada.get(url).content.decode()
+
+
+def test_a_day_of_decisions_is_counted_up_to_a_bound(split, people, client_for, monkeypatch):
+    """Counted up to DAY_COUNTED (a bulk load's day took 300 ms to count at 1M items)."""
+    from coding.adjudication import views
+
+    monkeypatch.setattr(views, "DAY_COUNTED", 1)
+    ada = client_for(people["ada"])
+    url = f"/studies/{split.slug}/review/"
+    ada.post(f"{url}{split.papers[0].pk}/", {"d-label": json.dumps("analysis"),
+                                             "partial": "1"})
+    assert "You recorded 1 decision today." in ada.get(url).content.decode()
+    ada.post(f"{url}{split.papers[0].pk}/", {"d-size_b": json.dumps(3), "partial": "1"})
+    assert "You recorded more than 1 decisions today." in ada.get(url).content.decode()
