@@ -25,6 +25,7 @@ import time
 import warnings
 
 import numpy as np
+from django.db import transaction
 from django.db.models import Max
 
 from coding.agreement import alpha as agreement
@@ -85,7 +86,12 @@ def estimate(study):
                 for base in bases.values()]
     for row in rows:
         row.last_coding_id = top
-    rows = AgreementSnapshot.objects.bulk_create(rows)
+    # Only the newest estimate is ever shown (history draws full reports), and one may
+    # follow every few codings: each replaces the last rather than pile up copies of the
+    # full report's figures.
+    with transaction.atomic():
+        AgreementSnapshot.objects.filter(study=study, estimate=True).delete()
+        rows = AgreementSnapshot.objects.bulk_create(rows)
     return {"snapshots": [row.pk for row in rows], "new_codings": n_new}
 
 
