@@ -38,6 +38,7 @@ from coding.agreement.snapshots import finite, summarise
 from coding.labeling.codings import independent_codings
 from coding.models import AgreementSnapshot, Coding
 from coding.models import Question as QuestionModel
+from coding.models.tallies import tallies
 
 # New independent codings beyond which no estimate is made: reading that many items
 # twice nears the cost of the full report, which is then due anyway.
@@ -60,6 +61,7 @@ def estimate(study):
     """Store an estimate of each round the newest full report has, from the independent
     codings since; {"snapshots": [ids], "new_codings": n} or {"snapshots": [], "note"}."""
     started = time.monotonic()
+    tallies(study)  # read, so folded, as take_snapshot does
     bases = newest_full(study)
     if not bases or not all(base.counts for base in bases.values()):
         return {"snapshots": [], "note": "no full report with coincidences to start from"}

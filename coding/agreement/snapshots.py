@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from coding.agreement.reliability import ROUNDS, study_report
 from coding.models import AgreementSnapshot, Coding, Study
+from coding.models.tallies import tallies
 from workbench import jobs
 from workbench.models import Job
 from workbench.prepared import Slot, Statement
@@ -181,6 +182,9 @@ def take_snapshot(study, *, force=False, progress=None):
     Without `force` nothing happens when no independent coding arrived since the last
     snapshot, so a job delivered twice adds no second snapshot.
     """
+    # The study's kept counts read, so folded, while coders work even if no page is read
+    # (coding/models/tallies.py): their deltas stay few whoever opens a page next.
+    tallies(study)
     if not force and new_codings(study, limit=1, estimates=False) == 0:
         return {"snapshots": [], "note": "no new independent codings"}
     started = time.monotonic()

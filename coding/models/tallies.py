@@ -10,6 +10,8 @@ assignments can skip them (the queue, imports by COPY, restores, the admin, a bu
 update), and a statement that changes no counted field adds nothing. A count is the sum
 of its deltas; when a study has gathered more than COMPACT_AT of them, the reader folds
 them into one row per name in one statement (rows committed meanwhile stay, as deltas).
+The agreement jobs, which follow the coders' submissions, read them too, so the deltas
+stay few while coders work even when nobody opens a page.
 
 The names (`item_names`, `assignment_names`, and the same in SQL below):
   items:<round>:<kind>   alive items of the round whose document is of that kind
