@@ -30,6 +30,10 @@ items' curation), so the two never interleave on one item.
 
 On SQLite (the embedded default, a small study) `tallies` counts the same names from
 the tables on each call: there are no triggers to keep them, and counting is cheap there.
+
+Migration 0039 installs TRIGGERS and BACKFILL from this module. A change to the names or
+to what a trigger counts needs a migration of its own that runs DROP_TRIGGERS, TRIGGERS,
+and recounts (empty coding_tally, then BACKFILL); `manage.py recount_tallies` checks a study.
 """
 
 from django.db import connection, models
