@@ -50,7 +50,7 @@ def schedule_agreement(study):
     """Enqueue the agreement job if it is due; the job, or None. Cheap: see the module."""
     every = snapshot_every()
     now = timezone.now()
-    waiting, estimating, due, taken_at, seconds, counted = _due(every).first(
+    waiting, estimating, due, taken_at, seconds = _due(every).first(
         study=study.pk, study_in_params=study.pk, stale=now - jobs.STALE_AFTER)
     if not due:
         return None
@@ -64,8 +64,9 @@ def schedule_agreement(study):
     if not waiting:
         full = (jobs.enqueue(KIND, _params(study), countdown=wait, message=jobs.SPACED_OUT)
                 if wait else jobs.enqueue(KIND, _params(study)))
-    if (wait or waiting) and counted and not estimating:
-        # The full report waits: the figures follow the codings meanwhile.
+    if (wait or waiting) and taken_at is not None and not estimating:
+        # The full report waits: the figures follow the codings meanwhile (a full report
+        # from before the estimates kept no coincidences: the job says so and does nothing).
         return jobs.enqueue(ESTIMATE, _params(study))
     return full
 
@@ -109,10 +110,8 @@ def _due(every):
                     .annotate(waiting=Exists(jobs_.filter(kind=KIND)),
                               estimating=Exists(jobs_.filter(kind=ESTIMATE)), due=Exists(nth),
                               taken_at=Subquery(newest.values("created_at")[:1]),
-                              seconds=Subquery(newest.values("seconds")[:1]),
-                              counted=Subquery(newest.exclude(counts={}).values("pk")[:1]))
-                    .values_list("waiting", "estimating", "due", "taken_at", "seconds",
-                                 "counted"))
+                              seconds=Subquery(newest.values("seconds")[:1]))
+                    .values_list("waiting", "estimating", "due", "taken_at", "seconds"))
         _DUE[every] = Statement(Study, build, Slot("study"), Slot("study_in_params", "json"),
                                 Slot("stale", datetime))
     return _DUE[every]
