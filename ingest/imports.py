@@ -14,6 +14,8 @@ Formats and their params (all also take "strict" and "batch_size"):
 | jsonl_file          | path, mapping                                                   |
 | ris_file            | path: RIS from Zotero, EndNote, Mendeley (sources.screening_files) |
 | asreview_csv_file   | path: title, abstract, optional doi, authors, year, keywords    |
+| qdpx_file           | path: a REFI-QDA project's text sources as papers (sources.qdpx; |
+|                     | a PROJECT_FORMAT: coding.raters.qdpx imports its codings too)   |
 | github_file         | path: bundles (.json, .jsonl), raw REST answers or `gh api`      |
 |                     | output (streamed), saved GraphQL discussions, or a folder of   |
 |                     | them (per-thread parts matched by endpoint and number)          |
@@ -45,10 +47,13 @@ from .clients.arxiv_api import ArxivApiClient
 from .clients.github import GitHubClient
 from .clients.oai import OaiClient
 from .load import BATCH_SIZE, import_records
-from .sources import arxiv_atom, arxiv_snapshot, github, oai_pmh, screening_files, tabular
+from .sources import arxiv_atom, arxiv_snapshot, github, oai_pmh, qdpx, screening_files, tabular
 
 FILE_FORMATS = ("arxiv_atom_file", "arxiv_oai_file", "arxiv_snapshot_file", "csv_file",
                 "jsonl_file", "github_file", "ris_file", "asreview_csv_file")
+# Read only by the import that brings a whole project's codings along with its texts
+# (coding.raters.qdpx): not offered where a person picks a file's format.
+PROJECT_FORMATS = ("qdpx_file",)
 LIVE_FORMATS = ("arxiv_api", "arxiv_oai", "github")
 # Live sources give records slowly (a GitHub thread takes several requests), so
 # they write smaller batches to show progress and honour a cancel sooner.
@@ -81,7 +86,7 @@ MAX_BATCH_SIZE = 50_000
 def check_params(params):
     """Refuse params that cannot work before anything is read; ValueError says why."""
     fmt = params.get("format") if isinstance(params, dict) else None
-    if fmt not in FILE_FORMATS + LIVE_FORMATS:
+    if fmt not in FILE_FORMATS + LIVE_FORMATS + PROJECT_FORMATS:
         raise ValueError(_("unknown format %(format)s; one of %(formats)s") % {
             "format": f"{fmt!r:.60}", "formats": ", ".join(FILE_FORMATS + LIVE_FORMATS)})
     if fmt in FILE_FORMATS and "stored" in params:
@@ -90,7 +95,7 @@ def check_params(params):
         if not isinstance(params["stored"], str) or not params["stored"]:
             raise ValueError(_("%(format)s needs 'stored' to be the key of a stored file") % {
                 "format": fmt})
-    elif fmt in FILE_FORMATS:
+    elif fmt in FILE_FORMATS + PROJECT_FORMATS:
         _check_path(fmt, params.get("path"))
     batch_size = params.get("batch_size")
     if batch_size is not None and (not isinstance(batch_size, int) or isinstance(batch_size, bool)
@@ -151,6 +156,8 @@ def read_source(params, sleep=None):
         return screening_files.read_ris_file(path)
     if fmt == "asreview_csv_file":
         return screening_files.read_asreview_csv(path)
+    if fmt == "qdpx_file":
+        return qdpx.read_file(path)
     return _read_live(fmt, params, sleep)
 
 

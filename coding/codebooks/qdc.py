@@ -185,6 +185,14 @@ def load(data, *, name, applies_to):
         raise BadQdc(_line(lines.get(root, 1)), gettext(
             "the root element is %(found)s; a REFI-QDA codebook's root is 'CodeBook' in "
             "%(ns)r") % {"found": found, "ns": NS})
+    spec, reader = read_codebook(root, lines, name=name, applies_to=applies_to)
+    return spec, reader.where
+
+
+def read_codebook(root, lines, *, name, applies_to):
+    """The spec of a CodeBook element (of a .qdc, or of a project's project.qde) and its
+    reader, whose `where` gives the line of each question and option and `codes` what each
+    code's guid stands for: (question key, option value, or None for the question)."""
     codes = [child for child in root if _local(child.tag)[1] == "Codes"]
     if len(codes) != 1:
         raise BadQdc(_line(lines.get(root, 1)), gettext("a CodeBook holds one Codes element"))
@@ -193,7 +201,7 @@ def load(data, *, name, applies_to):
         reader.top_level(code)
     spec = {"name": name, "applies_to": applies_to, "description": "",
             "questions": reader.questions}
-    return spec, reader.where
+    return spec, reader
 
 
 def _children(element, name):
@@ -204,6 +212,12 @@ class _Reader:
     def __init__(self, lines):
         self.lines, self.questions, self.where = lines, [], {}
         self.keys, self.codes_question = set(), None
+        self.codes = {}  # a code's guid (lower case, no braces): (key, option value or None)
+
+    def mark(self, code, key, value=None):
+        guid = (code.get("guid") or "").strip().strip("{}").lower()
+        if guid:
+            self.codes[guid] = (key, value)
 
     def line(self, element):
         return self.lines.get(element, 0)
@@ -225,14 +239,17 @@ class _Reader:
         self.keys.add(key)
         at = f"questions[{len(self.questions)}]"
         self.where[at] = self.line(code)
+        self.mark(code, key)
         options = []
         for child in inside:
-            self.options(child, "", options, at)
+            self.options(child, "", options, at, key)
+        if kind == Question.Kind.YES_NO:
+            options = []  # its codes stand for yes and no, which are not options
         question = {"key": key, "text": name, "kind": kind or Question.Kind.MULTIPLE,
                     "definition": body, "options": options}
         self.questions.append(question)
 
-    def options(self, code, prefix, options, at):
+    def options(self, code, prefix, options, at, key):
         name, headers, body = self.attributes(code)
         label = f"{prefix} / {name}" if prefix else name
         if code.get("isCodable", "true").strip().lower() not in ("false", "0") or not \
@@ -240,9 +257,10 @@ class _Reader:
             taken = {o["value"] for o in options}
             value = headers.get("Value") or _unique(_slug(label, 100, "code"), taken, 100)
             self.where[f"{at}.options[{len(options)}]"] = self.line(code)
+            self.mark(code, key, value)
             options.append({"value": value, "label": label, **_option_texts(body)})
         for child in _children(code, "Code"):
-            self.options(child, label, options, at)
+            self.options(child, label, options, at, key)
 
     def gather(self, code, name, headers, body):
         """A childless top-level code: an option of the one `codes` question."""
@@ -260,6 +278,7 @@ class _Reader:
         taken = {o["value"] for o in options}
         value = headers.get("Value") or _unique(_slug(name, 100, "code"), taken, 100)
         self.where[f"{self.codes_at}.options[{len(options)}]"] = self.line(code)
+        self.mark(code, self.codes_question["key"], value)
         options.append({"value": value, "label": name, **_option_texts(body)})
 
 

@@ -143,10 +143,16 @@ def _rows(stream, fmt):
 def import_codings(study, stream, fmt, *, dry_run=False, progress=None):
     """Import the rows of `stream` into the study; the Report. Raises RaterImportError
     (nothing written) when a row is bad, unless this is a dry run, whose report lists them."""
+    return import_rows(study, read_rows(stream, fmt), dry_run=dry_run, progress=progress)
+
+
+def import_rows(study, rows, *, dry_run=False, progress=None):
+    """import_codings of rows already read: (line, {column: value}, None) each, as read_rows
+    gives them (coding.raters.qdpx passes a project's codings)."""
     report = Report(dry_run=dry_run)
     try:
         with transaction.atomic():
-            _import(study, read_rows(stream, fmt), report, progress)
+            _import(study, rows, report, progress)
             if report.errors or dry_run:
                 raise _Rollback
     except _Rollback:

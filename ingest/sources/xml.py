@@ -61,11 +61,12 @@ class _Builder(TreeBuilder):
     """The tree builder, refusing too deep a nesting or too long a text as the parser
     meets it, so the error names the line and column where it is."""
 
-    def __init__(self, max_depth, max_text):
+    def __init__(self, max_depth, max_text, lines=None):
         super().__init__()
         self.max_depth, self.max_text = max_depth, max_text
         self.depth = self.text = 0
         self.parser = None
+        self.lines = lines  # {element: the line it starts on}, when the caller asks
 
     def start(self, tag, attrs):
         self.depth += 1
@@ -74,7 +75,10 @@ class _Builder(TreeBuilder):
             raise _TooLarge(_("elements nested more than %(limit)s deep") % {
                 "limit": self.max_depth},
                             *_position(self.parser))
-        return super().start(tag, attrs)
+        element = super().start(tag, attrs)
+        if self.lines is not None:
+            self.lines[element] = _position(self.parser)[0]
+        return element
 
     def end(self, tag):
         self.depth -= 1
@@ -107,13 +111,17 @@ class _Metered:
         return data
 
 
-def walk(stream, wanted, root=None, max_depth=MAX_DEPTH, max_run=MAX_RUN):
+def walk(stream, wanted, root=None, max_depth=MAX_DEPTH, max_run=MAX_RUN, seen=None,
+         lines=None):
     """Yield each complete element whose tag is in `wanted`, then drop it from the tree.
 
     root: (tag, what) the document's root element must have, e.g.
     ("{http://www.w3.org/2005/Atom}feed", "an Atom feed"); raises MalformedXml otherwise.
+    seen: a Counter of the tags of the elements dropped unread (outside wanted ones);
+    lines: a dict given the line each element starts on, whose entries for dropped
+    elements are removed as they are (the caller removes those of the elements it got).
     """
-    builder = _Builder(max_depth, max_run)
+    builder = _Builder(max_depth, max_run, lines)
     parser = DefusedXMLParser(target=builder, forbid_dtd=True, forbid_entities=True,
                               forbid_external=True)
     builder.parser = parser
@@ -135,6 +143,11 @@ def walk(stream, wanted, root=None, max_depth=MAX_DEPTH, max_run=MAX_RUN):
                 yield elem
             elif inside_wanted:
                 continue  # part of a wanted element: read with it
+            else:
+                if seen is not None:
+                    seen[elem.tag] += 1
+                if lines is not None:
+                    lines.pop(elem, None)
             if stack:
                 # Removing it right after it was appended costs O(1) and keeps
                 # a 2,500-record page (or a million stray elements) from piling

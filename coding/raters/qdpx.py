@@ -1,0 +1,290 @@
+"""Importing a REFI-QDA project (.qdpx) made by a QDA tool into a study (issue 41).
+
+The project is read twice. The first pass (ingest.sources.qdpx.Project) checks all of it
+(the archive's entries, the XML, every source's text, every selection's positions) and
+keeps, per source, only its codings and the quoted text of each selection: a malformed or
+hostile archive is refused there, with where, and nothing is stored. Then:
+
+1. Codes become a codebook the owner reviews: the study's paper codebook, when its
+   published version already has every code (a project the workbench exported, by the
+   `Key:`/`Value:` lines of its descriptions), is used as it is; otherwise a draft is
+   made: of a new codebook when the study has none for papers, else of that codebook,
+   its published questions kept and the project's codes added (coding.codebooks.qdc
+   says what a code becomes).
+2. Text sources become items through the study's import flow (ingest format `qdpx_file`:
+   counters, a run in the screening flow, located errors), keyed `qdpx:<source guid>`.
+3. Each user's codings become the codings of an outside rater named after the user (one
+   per user, its provenance naming the project, the tool and the user's guid), through the
+   rater import (coding.raters.imports.import_rows: checked against the published
+   version, idempotent, all or nothing). Per user, source and question: a choice question
+   takes the options whose codes the user applied anywhere in the source (one for a single
+   choice or yes/no); a number or free-text question the text of the note on the coding
+   (the workbench's export writes values there); the evidence is the text of the user's
+   first selection for it unless that selection is the whole text.
+
+Codings of questions the published version does not have yet wait: publish the draft and
+import the same file again (sources already in the pool and codings already imported are
+not duplicated). Elements the workbench does not read are counted in the report and in
+each rater's provenance, never dropped silently.
+"""
+
+from collections import defaultdict
+
+from django.db import transaction
+from django.utils.text import slugify
+from django.utils.translation import gettext as _
+
+from coding.access.archive import check_open
+from coding.codebooks import files as codebook_files
+from coding.codebooks import qdc
+from coding.codebooks.spec import spec_of
+from coding.labeling.pool import Screening, import_into_study
+from coding.models import Question, Rater
+from coding.raters.imports import RaterImportError, import_rows
+from ingest.records import BadRecord, DocumentRecord, check_record
+from ingest.sources.qdpx import BadArchive, Project
+
+MAX_ERRORS = 100
+UNNAMED = "qdpx-user"
+
+
+class QdpxImportError(ValueError):
+    """The project cannot be imported; nothing was stored. `errors`: [(where, message)]."""
+
+    def __init__(self, errors):
+        self.errors = errors
+        shown = "; ".join(f"{where}: {message}" for where, message in errors[:5])
+        more = (_(" (and %(count)s more)") % {"count": len(errors) - 5}
+                if len(errors) > 5 else "")
+        super().__init__(_("The project cannot be imported, nothing was stored: "
+                           "%(shown)s%(more)s") % {"shown": shown, "more": more})
+
+
+class Read:
+    """What the first pass keeps of a project."""
+
+    def __init__(self):
+        self.sources = 0
+        self.codings = []  # (user guid, source key, code guid, created, line, quote, notes)
+        self.errors = []
+        self.name = self.origin = ""
+        self.users, self.notes, self.unread, self.skipped = {}, {}, {}, []
+        self.codebook = None
+
+
+def read(path):
+    """The first pass: the whole project checked; QdpxImportError if anything is wrong."""
+    found = Read()
+    try:
+        with Project(path) as project:
+            for source in project:
+                found.sources += 1
+                title, abstract, _start = source.title_and_body()
+                try:
+                    check_record(DocumentRecord(kind="paper", source="qdpx", key=source.key,
+                                                title=title, metadata={"abstract": abstract}))
+                except BadRecord as error:
+                    found.errors.append((project.line_of(source.line), str(error)))
+                for selection in source.selections:
+                    whole = (selection.start, selection.end) == (0, len(source.text))
+                    quote = "" if whole else source.text[selection.start:selection.end]
+                    for code, user, created in selection.codings:
+                        found.codings.append((user or source.creating_user, source.key, code,
+                                              created, selection.line, quote,
+                                              tuple(selection.notes)))
+                if len(found.errors) >= MAX_ERRORS:
+                    break
+            found.users, found.notes = project.users, project.notes
+            found.unread, found.skipped = dict(project.unread), project.skipped
+            found.codebook = project.codebook
+            found.name, found.origin = project.name, project.origin
+    except BadArchive as error:
+        raise QdpxImportError([(error.where, error.message)]) from None
+    if found.errors:
+        raise QdpxImportError(found.errors)
+    return found
+
+
+def import_qdpx(study, user, path, *, dry_run=False, job=None, report=None):
+    """Import the project at `path` into the study; a summary for people and the API."""
+    check_open(study)
+    project = read(path)
+    codes, codebook_result, codebook = _codebook(study, user, project, path, dry_run)
+    summary = {"dry_run": dry_run, "sources": project.sources, "codebook": codebook_result,
+               "unread": project.unread,
+               "skipped": [{"where": w, "why": why} for w, why in project.skipped]}
+    if dry_run:
+        summary["codings"] = len(project.codings)
+        return summary
+    counts = import_into_study(study, {"format": "qdpx_file", "path": str(path)}, Screening(),
+                               job=job, report=report)
+    summary["pool"] = {k: counts.get(k, 0) for k in ("read", "added_to_pool",
+                                                     "already_in_pool", "failed")}
+    rows, waiting, without = _rows(study, project, codes, codebook)
+    summary["waiting"], summary["without_code"] = waiting, without
+    with transaction.atomic():
+        raters = _raters(study, user, project, {row["rater"] for _, row, _ in rows}, path)
+        result = import_rows(study, iter(rows)).as_dict()
+    summary["raters"] = sorted(raters)
+    summary["codings"] = result["counts"]
+    return summary
+
+
+def _codebook(study, user, project, path, dry_run):
+    """({code guid: (key, value)}, what was done to the codebook, the codebook or None)."""
+    if project.codebook is None:
+        return {}, {"action": "none", "note": _("the project has no codes")}, None
+    element, lines = project.codebook
+    name = (project.name or str(path).rsplit("/", 1)[-1]).strip()[:200] or "Imported codes"
+    try:
+        spec, reader = qdc.read_codebook(element, lines, name=name, applies_to="paper")
+    except qdc.BadQdc as error:
+        raise QdpxImportError([(f"project.qde {where}", message)
+                               for where, message in error.errors]) from None
+    codebook = study.codebooks.filter(applies_to="paper").order_by("-pk").first()
+    published = codebook.current_version() if codebook else None
+    if published is not None and _covers(published, spec):
+        return reader.codes, {"action": "matches", "codebook": codebook.name,
+                              "version": published.number}, codebook
+    parsed = codebook_files.Parsed(spec if published is None else _merged(published, spec),
+                                   "qdc", reader.where)
+    try:
+        done = codebook_files.import_codebook(study, user, parsed, codebook=codebook,
+                                              dry_run=dry_run)
+    except codebook_files.BadFile as error:
+        raise QdpxImportError([(_("project.qde, the codebook: %(where)s") % {
+            "where": e.path}, e.message) for e in error.errors]) from None
+    if codebook is None and not dry_run:
+        from coding.models import Codebook
+
+        codebook = Codebook.objects.get(pk=done["codebook_id"])
+    return reader.codes, {"action": "draft", "codebook": done["codebook"],
+                          "version": done["version"], "new_codebook": done["new_codebook"],
+                          "questions": done["questions"]}, codebook
+
+
+def _covers(version, spec):
+    have = {q.key: q for q in version.questions.prefetch_related("options")}
+    for question in spec["questions"]:
+        known = have.get(question["key"])
+        if known is None:
+            return False
+        values = {o.value for o in known.options.all()}
+        if any(o["value"] not in values for o in question.get("options") or ()):
+            return False
+    return True
+
+
+def _merged(version, spec):
+    """The published version's spec with the project's questions and options added."""
+    merged = spec_of(version)
+    questions = {q["key"]: q for q in merged["questions"]}
+    for question in spec["questions"]:
+        mine = questions.get(question["key"])
+        if mine is None:
+            merged["questions"].append(question)
+            continue
+        values = {o["value"] for o in mine.get("options") or ()}
+        mine["options"] = (mine.get("options") or []) + [
+            o for o in question.get("options") or () if o["value"] not in values]
+    return merged
+
+
+def _rows(study, project, codes, codebook):
+    """The rater import's rows, (line, row, None) each; the codings waiting for a published
+    question and those whose code is not in the codebook."""
+    version = codebook.current_version() if codebook else None
+    questions = ({q.key: q for q in version.questions.prefetch_related("options")}
+                 if version else {})
+    answers = defaultdict(lambda: {"values": [], "quote": None, "created": "", "line": 0,
+                                   "notes": ()})
+    waiting = without = 0
+    names = _rater_names(project.users)
+    for user, source, code, created, line, quote, notes in project.codings:
+        meant = codes.get(code)
+        if meant is None:
+            without += 1
+            continue
+        key, value = meant
+        if key not in questions:
+            waiting += 1
+            continue
+        answer = answers[(names.get(user) or _unnamed(names, user), source, key)]
+        if value is not None and value not in answer["values"]:
+            answer["values"].append(value)
+        if answer["quote"] is None or (notes and not answer["notes"]):
+            answer.update(quote=quote, line=line, notes=notes)
+        if created and (not answer["created"] or created < answer["created"]):
+            answer["created"] = created
+    rows = []
+    for (rater, source, key), answer in answers.items():
+        question = questions[key]
+        value = _value(question, answer, project.notes)
+        if value is None:
+            continue
+        rows.append((answer["line"], {"item": source, "rater": rater, "question": key,
+                                      "value": value, "evidence": answer["quote"] or "",
+                                      "coded_at": _with_zone(answer["created"])}, None))
+    return rows, waiting, without
+
+
+def _value(question, answer, notes):
+    values = answer["values"]
+    if question.kind == Question.Kind.MULTIPLE:
+        order = [o.value for o in question.options.all()]
+        return sorted(values, key=lambda v: order.index(v) if v in order else len(order))
+    if question.kind in (Question.Kind.NUMBER, Question.Kind.TEXT) and answer["notes"]:
+        noted = [notes[n] for n in answer["notes"] if notes.get(n)]
+        if noted:
+            return noted[0].strip() if question.kind == Question.Kind.NUMBER else noted[0]
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else values
+
+
+def _with_zone(created):
+    if not created:
+        return None
+    return created if created.endswith("Z") or "+" in created[10:] or "-" in created[10:] \
+        else created + "Z"
+
+
+def _rater_names(users):
+    """{user guid: a rater name}: the user's name as a slug, made unique."""
+    names, taken = {}, set()
+    for guid, name in sorted(users.items(), key=lambda pair: (pair[1], pair[0])):
+        base = slugify(name)[:60] or UNNAMED
+        candidate, n = base, 2
+        while candidate in taken:
+            candidate, n = f"{base}-{n}", n + 1
+        taken.add(candidate)
+        names[guid] = candidate
+    return names
+
+
+def _unnamed(names, guid):
+    names[guid] = f"{UNNAMED}-{guid[:8]}" if guid else UNNAMED
+    return names[guid]
+
+
+def _raters(study, user, project, wanted, path):
+    """The outside raters the rows name, made where missing; their names."""
+    have = set(Rater.objects.filter(study=study, name__in=wanted).values_list("name",
+                                                                               flat=True))
+    from coding.raters.setup import add_rater
+
+    file_name = str(path).replace("\\", "/").rsplit("/", 1)[-1]
+    guids = {name: guid for guid, name in _rater_names(project.users).items()}
+    unread = "; ".join(f"{what}: {n}" for what, n in sorted(project.unread.items()))
+    for name in sorted(wanted - have):
+        provenance = _("REFI-QDA project %(project)r (%(file)s), made by %(origin)s; user "
+                       "%(guid)s.") % {"project": project.name, "file": file_name,
+                                       "origin": project.origin or _("an unnamed tool"),
+                                       "guid": guids.get(name, "?")}
+        if unread:
+            provenance += " " + _("Not read from the project: %(unread)s.") % {"unread": unread}
+        add_rater(study, user, kind=Rater.Kind.OUTSIDE, name=name, provenance=provenance)
+    return wanted
+
+
+__all__ = ["QdpxImportError", "RaterImportError", "import_qdpx", "read"]
