@@ -62,6 +62,8 @@ urlpatterns = router.urls + [
     path("studies/<slug:slug>/decisions/", review.DecisionList.as_view(), name="api-decisions"),
     path("studies/<slug:slug>/feedback/", review.Feedback.as_view(), name="api-feedback"),
     path("studies/<slug:slug>/exports/", export.ExportStart.as_view(), name="api-exports"),
+    path("studies/<slug:slug>/exports/qdpx/", export.QdpxExportStart.as_view(),
+         name="api-export-qdpx"),
     path("studies/<slug:slug>/exports/<int:job_id>/download/", export.ExportDownload.as_view(),
          name="api-export-download"),
     path("studies/<slug:slug>/backups/", backup.BackupStart.as_view(), name="api-backups"),

@@ -3,6 +3,7 @@
 from coding.demo.study import load_demo
 from coding.model_raters import runs as model_runs  # noqa: F401  registers model_run
 from coding.raters import imports as raters_import  # noqa: F401  registers import_rater_codings
+from coding.raters import qdpx as raters_qdpx  # noqa: F401  registers import_qdpx
 from workbench.jobs import job_handler
 
 

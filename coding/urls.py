@@ -68,6 +68,7 @@ urlpatterns = [
     path("studies/<slug:slug>/review/<int:item_id>/", review.review_item, name="review-item"),
     path("studies/<slug:slug>/feedback/", review.feedback, name="feedback"),
     path("studies/<slug:slug>/export/", export.export_page, name="export"),
+    path("studies/<slug:slug>/export/qdpx/", export.export_qdpx, name="export-qdpx"),
     path("studies/<slug:slug>/exports/<int:job_id>/download/", export.export_download,
          name="export-download"),
     path("studies/<slug:slug>/backup/", backup.backup_start, name="backup-start"),

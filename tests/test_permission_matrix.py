@@ -128,6 +128,8 @@ TABLE = {
     # --- export: owners, adjudicators, viewers; a bundle only to whoever made it ---
     "studies/<slug:slug>/export/": {"GET": "LNYFFYY", "POST": "LNYFFYY"},
     "api/studies/<slug:slug>/exports/": {"POST": "LNYFFYY"},
+    "studies/<slug:slug>/export/qdpx/": {"POST": "LNYFFYY"},
+    "api/studies/<slug:slug>/exports/qdpx/": {"POST": "LNYFFYY"},
     "studies/<slug:slug>/exports/<int:job_id>/download/": {"GET": "LNNFFNY"},
     "api/studies/<slug:slug>/exports/<int:job_id>/download/": {"GET": "LNNFFNY"},
 

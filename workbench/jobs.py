@@ -109,6 +109,8 @@ KIND_LABELS = {"ingest": _("Ingest"), "import_to_study": _("Import into a study"
                "scan_framework": _("History scan"), "load_demo": _("Demo study"),
                "rebuild_disagreements": _("Disagreements rebuild"),
                "import_rater_codings": _("Rater codings import"),
+               "export_qdpx": _("REFI-QDA project export"),
+               "import_qdpx": _("REFI-QDA project import"),
                "screening_rank": _("Screening ranking"),
                "screening_simulate": _("Screening replay"),
                "model_run": _("Model rater run")}

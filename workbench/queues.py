@@ -6,8 +6,9 @@ Jobs of one group share a queue, and each group can have workers of its own, so 
 | group     | kinds                                          | what it is like              |
 |-----------|------------------------------------------------|------------------------------|
 | ingest    | ingest, import_to_study, import_rater_codings, | waits on sources and model   |
-|           | load_demo, model_run                           | endpoints, long              |
-| export    | export, backup_study, restore_study            | CPU and disk, long           |
+|           | import_qdpx, load_demo, model_run              | endpoints, long              |
+| export    | export, export_qdpx, backup_study,             | CPU and disk, long           |
+|           | restore_study                                  |                              |
 | agreement | agreement, agreement_estimate,                 | short, wanted soon           |
 |           | rebuild_disagreements,                         |                              |
 |           | screening_rank, screening_simulate             |                              |
@@ -35,8 +36,9 @@ import logging
 logger = logging.getLogger(__name__)
 
 GROUPS = {
-    "ingest": ("ingest", "import_to_study", "import_rater_codings", "load_demo", "model_run"),
-    "export": ("export", "backup_study", "restore_study"),
+    "ingest": ("ingest", "import_to_study", "import_rater_codings", "import_qdpx", "load_demo",
+               "model_run"),
+    "export": ("export", "export_qdpx", "backup_study", "restore_study"),
     "agreement": ("agreement", "agreement_estimate", "rebuild_disagreements", "screening_rank",
                   "screening_simulate"),
     "scan": ("scan_framework",),

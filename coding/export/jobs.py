@@ -10,8 +10,10 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext
 
+from coding.access.blinding import withheld_names
 from coding.accounts.languages import job_language
-from coding.export.bundle import build_bundle, check_options
+from coding.export.bundle import build_bundle, check_options, sha256
+from coding.export.qdpx import SCOPES, build_qdpx
 from coding.models import Role, Study
 from workbench import jobs, storage
 
@@ -30,9 +32,20 @@ def bundle_name(slug, shapes, fmt, day, job_id=None):
                      *([str(job_id)] if job_id else [])]) + ".zip"
 
 
+def qdpx_name(slug, scope, day, job_id=None):
+    """The name a REFI-QDA project is stored and downloaded under
+    (rl-study-sample-2026-12-07-41.qdpx)."""
+    return "-".join([slug, scope, f"{day:%Y-%m-%d}", *([str(job_id)] if job_id else [])]) + \
+        ".qdpx"
+
+
 def export_name(job):
     """The job's bundle's name: the one its result gives once done (a bundle stored before
-    names carried format and day keeps its own), else made by bundle_name."""
+    names carried format and day keeps its own), else made by bundle_name (qdpx_name for a
+    REFI-QDA project)."""
+    if job.kind == "export_qdpx":
+        return (job.result or {}).get("filename") or qdpx_name(
+            job.params["study_slug"], job.params["scope"], job.created_at, job.pk)
     return (job.result or {}).get("filename") or bundle_name(
         job.params["study_slug"], job.params["shapes"], job.params["format"], job.created_at,
         job.pk)
@@ -53,6 +66,16 @@ def start_export(study, user, *, shapes, fmt, include_mapping=False):
         # from the API (coding.accounts.languages.job_language).
         "language": translation.get_language(),
     }, user=user)
+
+
+def start_qdpx_export(study, user, *, scope="study", names=False):
+    """Queue an export of the study as a REFI-QDA project (coding.export.qdpx)."""
+    if scope not in SCOPES:
+        raise ValueError(gettext("scope must be one of %(scopes)s") % {
+            "scopes": ", ".join(SCOPES)})
+    return jobs.enqueue("export_qdpx", {
+        "study": study.pk, "study_slug": study.slug, "study_name": study.name, "scope": scope,
+        "include_mapping": bool(names), "language": translation.get_language()}, user=user)
 
 
 def requester_roles(job, study):
@@ -94,4 +117,24 @@ def run_export(job, report):
     finally:
         storage.clear_work_folders(f"export-{job.pk}-*")
     return {**summary, "filename": name,
+            "download": reverse("export-download", args=[study.slug, job.pk])}
+
+
+@jobs.job_handler("export_qdpx")
+def run_qdpx_export(job, report):
+    """As run_export, for a REFI-QDA project: names only for an owner who asked for them."""
+    study = Study.objects.get(pk=job.params["study"])
+    roles = requester_roles(job, study)
+    name = export_name(job)
+    storage.clear_work_folders(f"export-{job.pk}-*")
+    work = storage.work_folder(f"export-{job.pk}-{job.attempts}")
+    try:
+        summary = build_qdpx(study, work / name, scope=job.params["scope"], roles=roles,
+                             names=job.params.get("include_mapping", False), report=report)
+        digest = sha256(work / name)
+        storage.put(export_key(job), work / name, sha256=digest)
+    finally:
+        storage.clear_work_folders(f"export-{job.pk}-*")
+    return {**summary, "filename": name, "sha256": digest,
+            "withheld": withheld_names(study, roles),
             "download": reverse("export-download", args=[study.slug, job.pk])}

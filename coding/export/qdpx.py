@@ -37,6 +37,8 @@ from itertools import islice
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from django.utils.translation import gettext
+
 from coding.access.blinding import OWNER_LEVEL, hidden_fields_for, view_for
 from coding.access.names import pseudonyms
 from coding.codebooks.qdc import NOT_XML, _option_body
@@ -64,7 +66,8 @@ def build_qdpx(study, out_path, *, scope="study", roles=OWNER_LEVEL, names=False
     `roles`: the reader's, choosing the blinding projection; `names`: real user names
     instead of pseudonyms (the caller checks the reader is an owner)."""
     if scope not in SCOPES:
-        raise ValueError(f"scope must be one of {', '.join(SCOPES)}; got {scope!r}")
+        raise ValueError(gettext("scope must be one of %(scopes)s; got %(scope)r") % {
+            "scopes": ", ".join(SCOPES), "scope": scope})
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     writer = _Project(study, scope, roles, names)

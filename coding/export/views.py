@@ -19,7 +19,9 @@ from django.views.decorators.http import require_http_methods, require_safe
 from coding.access.blinding import withheld_names
 from coding.access.roles import access_study
 from coding.export.bundle import FORMATS, SHAPES, build_bundle, estimate_rows
-from coding.export.jobs import EXPORTERS, bundle_name, export_key, export_name, start_export
+from coding.export.jobs import (
+    EXPORTERS, bundle_name, export_key, export_name, start_export, start_qdpx_export,
+)
 from coding.labeling.codings import record_reads
 from coding.models import OthersWorkRead, Role
 from workbench import storage
@@ -39,6 +41,38 @@ class ExportForm(forms.Form):
         "Include the coder name mapping (owners only)"))
 
 
+class QdpxForm(forms.Form):
+    scope = forms.ChoiceField(label=gettext_lazy("What"), initial="study", choices=[
+        ("study", gettext_lazy("the whole study")), ("main", gettext_lazy("the main round")),
+        ("calibration", gettext_lazy("the calibration round")),
+        ("sample", gettext_lazy("the reliability sample"))])
+    names = forms.BooleanField(required=False, label=gettext_lazy(
+        "Coders by their user names instead of coder_1, coder_2 … (owners only)"))
+
+
+@login_required
+@require_http_methods(["POST"])
+def export_qdpx(request, slug):
+    """Start an export as a REFI-QDA project; its job page shows progress and the link."""
+    study = access_study(request.user, slug, roles=EXPORTERS)
+    form = QdpxForm(request.POST)
+    if not form.is_valid():
+        return render(request, "coding/export.html", {
+            **page_context(study, request.user), "qdpx_form": form}, status=400)
+    record_reads(study, request.user, OthersWorkRead.Kind.EXPORT)  # the whole study
+    job = start_qdpx_export(study, request.user, scope=form.cleaned_data["scope"],
+                            names=form.cleaned_data["names"] and Role.OWNER in study.my_roles)
+    return redirect("job-detail", pk=job.pk)
+
+
+def page_context(study, user, form=None):
+    exports = Job.objects.filter(kind__in=("export", "export_qdpx"), params__study=study.pk,
+                                 created_by=user)
+    return {"study": study, "form": form or ExportForm(), "qdpx_form": QdpxForm(),
+            "exports": exports[:20], "is_owner": Role.OWNER in study.my_roles,
+            "at_once": AT_ONCE_ROWS}
+
+
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def export_page(request, slug):
@@ -54,11 +88,7 @@ def export_page(request, slug):
             return download_now(study, options, study.my_roles)
         job = start_export(study, request.user, **options)
         return redirect("job-detail", pk=job.pk)
-    exports = Job.objects.filter(kind="export", params__study=study.pk, created_by=request.user)
-    return render(request, "coding/export.html", {
-        "study": study, "form": form, "exports": exports[:20],
-        "is_owner": Role.OWNER in study.my_roles, "at_once": AT_ONCE_ROWS,
-    })
+    return render(request, "coding/export.html", page_context(study, request.user, form))
 
 
 def download_now(study, options, roles):
@@ -72,8 +102,8 @@ def download_now(study, options, roles):
 @require_safe
 def export_download(request, slug, job_id):
     study = access_study(request.user, slug, roles=EXPORTERS)
-    job = Job.objects.filter(pk=job_id, kind="export", params__study=study.pk,
-                             status=Job.Status.DONE).first()
+    job = Job.objects.filter(pk=job_id, kind__in=("export", "export_qdpx"),
+                             params__study=study.pk, status=Job.Status.DONE).first()
     if job is None or not (job.created_by_id == request.user.pk or Role.OWNER in study.my_roles):
         raise Http404(gettext("No such export."))
     # A bundle written while its requester could see more than they may now (the study

@@ -22,6 +22,7 @@ from coding.labeling.views.imports import save_upload
 from coding.models import Comparison, Item, OthersWorkRead, Rater, Role
 from coding.raters import comparisons
 from coding.raters import imports as raters_import
+from coding.raters import qdpx as raters_qdpx
 from coding.raters.setup import add_comparison, add_rater, raters_of
 from workbench.api import JobSerializer
 from workbench.parsers import StrictJSONParser
@@ -156,6 +157,30 @@ class RaterCodingImport(APIView):
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
 
+class ProjectUpload(serializers.Serializer):
+    file = serializers.FileField(help_text="A REFI-QDA project (.qdpx).")
+    dry_run = serializers.BooleanField(default=False, help_text="Check the whole file and "
+                                       "report; write nothing.")
+
+
+class QdpxImport(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request={"multipart/form-data": ProjectUpload}, responses={202: JobSerializer})
+    def post(self, request, slug):
+        """Import a REFI-QDA project (owners): its sources as items, its codes as a draft
+        codebook, each user's codings as an outside rater's. Poll the returned job; a file
+        that cannot be imported fails it with where (entry, line, element), nothing stored."""
+        study = access_study(request.user, slug, roles=OWNERS)
+        data = ProjectUpload(data=request.data)
+        data.is_valid(raise_exception=True)
+        upload = save_upload(study, data.validated_data["file"])
+        job = raters_qdpx.start_import(study, request.user, upload,
+                                       dry_run=data.validated_data["dry_run"])
+        job.refresh_from_db()
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
 class ComparisonList(APIView):
     parser_classes = [StrictJSONParser]
 
@@ -249,6 +274,7 @@ urlpatterns = [
     path("studies/<slug:slug>/raters/", RaterList.as_view(), name="api-raters"),
     path("studies/<slug:slug>/rater-codings/", RaterCodingImport.as_view(),
          name="api-rater-codings"),
+    path("studies/<slug:slug>/qdpx-imports/", QdpxImport.as_view(), name="api-qdpx-import"),
     path("studies/<slug:slug>/comparisons/", ComparisonList.as_view(), name="api-comparisons"),
     path("studies/<slug:slug>/comparisons/<int:comparison_id>/", ComparisonDetail.as_view(),
          name="api-comparison"),

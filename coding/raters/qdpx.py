@@ -28,9 +28,12 @@ not duplicated). Elements the workbench does not read are counted in the report 
 each rater's provenance, never dropped silently.
 """
 
+import contextlib
+import os
 from collections import defaultdict
 
 from django.db import transaction
+from django.utils import translation
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
@@ -41,8 +44,10 @@ from coding.codebooks.spec import spec_of
 from coding.labeling.pool import Screening, import_into_study
 from coding.models import Question, Rater
 from coding.raters.imports import RaterImportError, import_rows
+from coding.raters.imports import where as where_in_file
 from ingest.records import BadRecord, DocumentRecord, check_record
 from ingest.sources.qdpx import BadArchive, Project
+from workbench import jobs
 
 MAX_ERRORS = 100
 UNNAMED = "qdpx-user"
@@ -139,8 +144,8 @@ def _codebook(study, user, project, path, dry_run):
     try:
         spec, reader = qdc.read_codebook(element, lines, name=name, applies_to="paper")
     except qdc.BadQdc as error:
-        raise QdpxImportError([(f"project.qde {where}", message)
-                               for where, message in error.errors]) from None
+        raise QdpxImportError([(_("project.qde, the codebook: %(where)s") % {"where": where},
+                                message) for where, message in error.errors]) from None
     codebook = study.codebooks.filter(applies_to="paper").order_by("-pk").first()
     published = codebook.current_version() if codebook else None
     if published is not None and _covers(published, spec):
@@ -287,4 +292,73 @@ def _raters(study, user, project, wanted, path):
     return wanted
 
 
-__all__ = ["QdpxImportError", "RaterImportError", "import_qdpx", "read"]
+# --- as a job ------------------------------------------------------------------------
+
+def start_import(study, user, path, dry_run=False):
+    """Queue the import of a saved .qdpx (a stored upload's key, or a path on this machine);
+    the Job, whose page shows progress and the report."""
+    if not dry_run:
+        check_open(study)
+    return jobs.enqueue("import_qdpx", {
+        "study": study.pk, "study_slug": study.slug, "path": str(path),
+        "dry_run": bool(dry_run), "language": translation.get_language()}, user=user)
+
+
+@jobs.job_handler("import_qdpx")
+def run_import(job, report):
+    """Running it again is harmless: sources already in the pool and codings already
+    imported are not written twice."""
+    from coding.accounts.languages import job_language
+    from coding.models import Study
+
+    study = Study.objects.get(pk=job.params["study"])
+    with translation.override(job_language(job)):
+        with opened_path(job.params["path"]) as path:
+            try:
+                summary = import_qdpx(study, job.created_by, path,
+                                      dry_run=job.params["dry_run"], job=job, report=report)
+            except QdpxImportError as error:
+                for where, message in error.errors:
+                    jobs.log(job, message, level="error", location=where)
+                raise jobs.JobError(str(error)) from None
+            except RaterImportError as error:
+                for line, field_name, message in error.errors:
+                    jobs.log(job, message, level="error", location=_(
+                        "project.qde, %(where)s") % {"where": where_in_file(line, field_name)})
+                raise
+    for what, count in sorted(summary["unread"].items()):
+        jobs.log(job, _("not read from the project: %(count)s %(what)s") % {
+            "count": f"{count:,}", "what": what}, level="warning")
+    for skipped in summary["skipped"]:
+        jobs.log(job, skipped["why"], level="warning", location=skipped["where"])
+    return {**summary, "counts": flat_counts(summary), "study": study.slug}
+
+
+def flat_counts(summary):
+    """The summary's numbers as one table (the job page shows `counts`)."""
+    counts = {"sources": summary["sources"]}
+    counts.update({f"pool: {k}": v for k, v in (summary.get("pool") or {}).items()})
+    codings = summary.get("codings")
+    if isinstance(codings, dict):
+        counts.update({f"codings: {k}": v for k, v in codings.items()})
+    elif codings is not None:
+        counts["codings"] = codings
+    for key in ("waiting", "without_code"):
+        if key in summary:
+            counts[key] = summary[key]
+    return counts
+
+
+@contextlib.contextmanager
+def opened_path(path):
+    """A path on this machine for a stored upload's key (workbench.storage), or the path."""
+    if os.path.exists(path):
+        yield path
+        return
+    from workbench import storage
+
+    with storage.local_copy(path) as local:
+        yield local
+
+
+__all__ = ["QdpxImportError", "RaterImportError", "import_qdpx", "read", "start_import"]

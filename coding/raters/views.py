@@ -23,6 +23,7 @@ from coding.labeling.views.imports import save_upload
 from coding.models import Comparison, Item, OthersWorkRead, Rater, Role
 from coding.raters import comparisons
 from coding.raters import imports as raters_import
+from coding.raters import qdpx as raters_qdpx
 from coding.raters.setup import add_comparison, add_rater, raters_of
 
 OWNERS = {Role.OWNER}
@@ -51,6 +52,13 @@ class UploadForm(forms.Form):
         "CSV or JSON Lines: item, rater, question, value, evidence, coded_at."))
     dry_run = forms.BooleanField(required=False, initial=True,
                                  label=gettext_lazy("Dry run: only report what would change"))
+
+
+class QdpxUploadForm(forms.Form):
+    file = forms.FileField(label=gettext_lazy("Project"), help_text=gettext_lazy(
+        "A .qdpx from NVivo, ATLAS.ti, MAXQDA, QualCoder, Transana or this workbench."))
+    dry_run = forms.BooleanField(required=False, initial=False,
+                                 label=gettext_lazy("Dry run: only check the file and report"))
 
 
 class ComparisonForm(forms.Form):
@@ -95,7 +103,7 @@ class AssistedForm(forms.Form):
 def raters_page(request, slug):
     study = access_study(request.user, slug, roles=READERS)
     raters = list(raters_of(study))
-    forms_ = {"rater": RaterForm(), "import": UploadForm(),
+    forms_ = {"rater": RaterForm(), "import": UploadForm(), "qdpx": QdpxUploadForm(),
               "comparison": ComparisonForm(raters=raters), "assisted": AssistedForm(raters=raters)}
     errors = {}
     if request.method == "POST":
@@ -138,6 +146,11 @@ def act(request, study, action, raters, forms_):
         data = _valid(form)
         upload = save_upload(study, data["file"])
         return raters_import.start_import(study, request.user, upload, dry_run=data["dry_run"])
+    if action == "qdpx":
+        form = forms_["qdpx"] = QdpxUploadForm(request.POST, request.FILES)
+        data = _valid(form)
+        upload = save_upload(study, data["file"])
+        return raters_qdpx.start_import(study, request.user, upload, dry_run=data["dry_run"])
     if action == "comparison":
         form = forms_["comparison"] = ComparisonForm(request.POST, raters=raters)
         data = _valid(form)

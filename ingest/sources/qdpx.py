@@ -306,9 +306,12 @@ def open_archive(path):
     name = str(path).replace("\\", "/").rsplit("/", 1)[-1]
     try:
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as error:
+    except zipfile.BadZipFile as error:
         raise BadArchive(name, _("not a .qdpx (a zip archive): %(error)s") % {
             "error": error}) from None
+    except OSError as error:  # its text would name a place on the server
+        raise BadArchive(name, _("cannot be read (%(error)s)") % {
+            "error": error.strerror or type(error).__name__}) from None
     try:
         entries = archive.infolist()
         if len(entries) > MAX_ENTRIES:

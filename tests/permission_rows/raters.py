@@ -13,6 +13,7 @@ ROWS = {
     "studies/<slug:slug>/comparisons/<int:comparison_id>/": {"GET": READ},
     "api/studies/<slug:slug>/raters/": {"GET": READ, "POST": OWNER},
     "api/studies/<slug:slug>/rater-codings/": {"POST": OWNER},
+    "api/studies/<slug:slug>/qdpx-imports/": {"POST": OWNER},
     "api/studies/<slug:slug>/comparisons/": {"GET": READ, "POST": OWNER},
     "api/studies/<slug:slug>/comparisons/<int:comparison_id>/": {"GET": READ},
     "api/studies/<slug:slug>/assisted-rounds/": {"GET": READ, "POST": OWNER},

@@ -49,7 +49,7 @@ def test_an_unrouted_kind_goes_to_the_namespace_queue_with_a_warning(caplog):
 def test_a_worker_of_all_queues_sweeps_every_kind_and_one_of_exports_only_its_own():
     assert queues.kinds_for(queues.all_queues()) is None
     assert queues.kinds_for([queues.queue_name("export")]) == {
-        "export", "backup_study", "restore_study"}
+        "export", "export_qdpx", "backup_study", "restore_study"}
     assert "careless" in queues.kinds_for([queues.namespace()], ["careless", "export"])
 
 
@@ -71,5 +71,5 @@ def test_the_queues_command_prints_each_groups_worker_command(db, capsys):
     call_command("queues")
     out = capsys.readouterr().out
     export = queues.queue_name("export")
-    assert f"{export}: export, backup_study, restore_study (1 waiting)" in out
+    assert f"{export}: export, export_qdpx, backup_study, restore_study (1 waiting)" in out
     assert f"celery -A workbench worker -Q {export} --concurrency=1" in out

@@ -273,3 +273,99 @@ def test_inflating_a_short_header_is_stopped_at_the_limit(tmp_path, db, monkeypa
     monkeypatch.setattr(reader, "MAX_PROJECT_BYTES", 2000)
     qde, files = tool_project()
     refused(qdpx(tmp_path / "big.qdpx", qde + " " * 3000, files), "inflates past 2,000 bytes")
+
+
+# --- the doors: API, page, command ---------------------------------------------------
+
+def test_the_api_exports_a_project_an_owner_downloads_and_imports_elsewhere(
+        fresh, tmp_path, client_for, stored_files, django_capture_on_commit_callbacks):  # noqa: F811
+    coded(fresh)
+    client = client_for(fresh.people["owner"])
+    with django_capture_on_commit_callbacks(execute=True):
+        started = client.post(f"/api/studies/{fresh.slug}/exports/qdpx/", {"scope": "study"},
+                              content_type="application/json")
+    assert started.status_code == 202, started.content
+    from workbench.models import Job
+
+    job = Job.objects.get(pk=started.json()["id"])
+    assert job.status == "done", job.error
+    assert job.result["filename"].endswith(".qdpx") and job.result["sources"] == 3
+    download = client.get(job.result["download"])
+    assert download.status_code == 200
+    path = tmp_path / "downloaded.qdpx"
+    path.write_bytes(b"".join(download.streaming_content))
+    root, _ = project(path)
+    assert schema().validate(root.getroottree())
+    other = blank("API study")
+    factories.member(other, fresh.people["owner"], Role.OWNER)
+    with open(path, "rb") as upload, django_capture_on_commit_callbacks(execute=True):
+        imported = client.post(f"/api/studies/{other.slug}/qdpx-imports/", {"file": upload})
+    assert imported.status_code == 202, imported.content
+    job = Job.objects.get(pk=imported.json()["id"])
+    assert job.status == "done", job.error
+    assert job.result["counts"]["pool: added_to_pool"] == 3
+    assert job.result["codebook"]["action"] == "draft"
+
+
+def test_names_are_for_owners_only_over_the_api(fresh, client_for):  # noqa: F811
+    client = client_for(fresh.people["ada"])
+    refused = client.post(f"/api/studies/{fresh.slug}/exports/qdpx/", {"include_names": True},
+                          content_type="application/json")
+    assert refused.status_code == 400 and "include_names" in refused.json()
+
+
+def test_a_refused_project_fails_its_job_naming_where(db, tmp_path, client_for, stored_files,
+                                                      django_capture_on_commit_callbacks):
+    study = blank("Refusing study")
+    qde, files = tool_project([("S1", U1, "clip", 40, 400)])
+    path = qdpx(tmp_path / "far.qdpx", qde, files)
+    client = client_for(study.owner)
+    with open(path, "rb") as upload, django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/studies/{study.slug}/raters/",
+                               {"action": "qdpx", "file": upload})
+    assert response.status_code == 302
+    from workbench.models import Job, JobEvent
+
+    job = Job.objects.get(kind="import_qdpx")
+    assert job.status == "failed" and "lies outside its text" in job.error
+    logged = JobEvent.objects.filter(job=job).values_list("location", flat=True)
+    assert "project.qde line 1" in list(logged)
+    assert not Item.objects.filter(study=study).exists()
+
+
+def test_the_command_exports_and_imports(fresh, tmp_path, capsys):  # noqa: F811
+    from django.core.management import call_command
+
+    coded(fresh)
+    out = tmp_path / "cmd.qdpx"
+    call_command("qdpx", "export", fresh.slug, "--out", str(out), "--scope", "sample")
+    assert "Wrote" in capsys.readouterr().out
+    other = blank("Command study")
+    call_command("qdpx", "import", other.slug, str(out))
+    said = capsys.readouterr().out
+    assert "pool: added_to_pool: 3" in said and "is a draft" in said
+    publish(Codebook.objects.get(study=other).versions.get())
+    call_command("qdpx", "import", other.slug, str(out))
+    assert "Raters: adjudicated, coder_1, coder_2." in capsys.readouterr().out
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_the_export_and_import_jobs_run_on_the_worker(celery_worker, client_for, tmp_path):
+    from tests.conftest import wait_for_job
+    from workbench.models import Job
+
+    qde, files = tool_project()
+    path = qdpx(tmp_path / "pilot.qdpx", qde, files)
+    study = blank("Worker study")
+    client = client_for(study.owner)
+    with open(path, "rb") as upload:
+        response = client.post(f"/api/studies/{study.slug}/qdpx-imports/", {"file": upload})
+    job = wait_for_job(Job.objects.get(pk=response.json()["id"]))
+    assert job.status == "done", job.error
+    assert job.result["pool"]["added_to_pool"] == 2
+    response = client.post(f"/api/studies/{study.slug}/exports/qdpx/", {},
+                           content_type="application/json")
+    job = wait_for_job(Job.objects.get(pk=response.json()["id"]))
+    assert job.status == "done", job.error
+    assert job.result["sources"] == 2
