@@ -300,7 +300,7 @@ def start_import(study, user, path, dry_run=False):
     if not dry_run:
         check_open(study)
     return jobs.enqueue("import_qdpx", {
-        "study": study.pk, "study_slug": study.slug, "path": str(path),
+        "study": study.pk, "study_slug": study.slug, "study_name": study.name, "path": str(path),
         "dry_run": bool(dry_run), "language": translation.get_language()}, user=user)
 
 
@@ -326,6 +326,18 @@ def run_import(job, report):
                     jobs.log(job, message, level="error", location=_(
                         "project.qde, %(where)s") % {"where": where_in_file(line, field_name)})
                 raise
+    book = summary["codebook"]
+    if book["action"] == "draft":
+        jobs.log(job, _("Codebook %(codebook)s v%(version)s is a draft made from the project's "
+                        "codes: review and publish it, then import the same file again to bring "
+                        "the codings that wait for it.") % {
+                            "codebook": book["codebook"], "version": book["version"]})
+    elif book["action"] == "matches":
+        jobs.log(job, _("The project's codes match codebook %(codebook)s v%(version)s.") % {
+            "codebook": book["codebook"], "version": book["version"]})
+    if summary.get("raters"):
+        jobs.log(job, _("Its users' codings are those of the raters %(raters)s: compare them "
+                        "on the raters page.") % {"raters": ", ".join(summary["raters"])})
     for what, count in sorted(summary["unread"].items()):
         jobs.log(job, _("not read from the project: %(count)s %(what)s") % {
             "count": f"{count:,}", "what": what}, level="warning")
@@ -335,17 +347,21 @@ def run_import(job, report):
 
 
 def flat_counts(summary):
-    """The summary's numbers as one table (the job page shows `counts`)."""
+    """The summary's numbers as one table (the job page shows `counts`, named by
+    workbench's counter labels)."""
     counts = {"sources": summary["sources"]}
-    counts.update({f"pool: {k}": v for k, v in (summary.get("pool") or {}).items()})
+    pool = summary.get("pool") or {}
+    counts.update({key: pool[key] for key in ("added_to_pool", "already_in_pool", "failed")
+                   if key in pool})
     codings = summary.get("codings")
     if isinstance(codings, dict):
-        counts.update({f"codings: {k}": v for k, v in codings.items()})
+        counts.update({f"codings_{key}": codings[key] for key in ("new", "changed",
+                                                                  "unchanged")})
     elif codings is not None:
-        counts["codings"] = codings
+        counts["codings_read"] = codings
     for key in ("waiting", "without_code"):
         if key in summary:
-            counts[key] = summary[key]
+            counts[f"codings_{key}"] = summary[key]
     return counts
 
 

@@ -39,6 +39,14 @@ COUNTER_LABELS = {
     "cached": gettext_lazy("Answered from the cache"),
     "not_answered": gettext_lazy("Not answered (see the log)"),
     "tokens_in": gettext_lazy("Tokens sent"), "tokens_out": gettext_lazy("Tokens received"),
+    # A REFI-QDA project's import (coding.raters.qdpx.flat_counts).
+    "sources": gettext_lazy("Text sources read"),
+    "codings_new": gettext_lazy("Codings imported"),
+    "codings_changed": gettext_lazy("Codings changed"),
+    "codings_unchanged": gettext_lazy("Codings already imported"),
+    "codings_read": gettext_lazy("Codings read (a dry run writes none)"),
+    "codings_waiting": gettext_lazy("Codings waiting for the codebook to be published"),
+    "codings_without_code": gettext_lazy("Codings of codes not in the codebook"),
 }
 # A screening rule's count is kept as "excluded: <the rule in English>" (coding.labeling.pool.
 # flat_counts): the rule's words are its msgid, so it reads in the reader's language too.

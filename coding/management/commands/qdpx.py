@@ -20,6 +20,7 @@ from coding.management.studies import study_or_error
 from coding.models import Role
 from coding.raters.imports import RaterImportError
 from coding.raters.qdpx import QdpxImportError, flat_counts, import_qdpx
+from workbench.templatetags.workbench_jobs import counter_label
 
 
 class Command(BaseCommand):
@@ -74,7 +75,7 @@ class Command(BaseCommand):
         except RaterImportError as error:
             raise CommandError(str(error)) from None
         for name, count in flat_counts(summary).items():
-            self.stdout.write(f"{name}: {count:,}")
+            self.stdout.write(f"{counter_label(name)}: {count:,}")
         book = summary["codebook"]
         if book["action"] == "draft":
             self.stdout.write(f"Codebook {book['codebook']!r} v{book['version']} is a draft: "

@@ -199,3 +199,12 @@ def test_rounds_and_the_sample_are_sets_and_scopes(fresh, tmp_path):
     assert sets == {"Round: main": 3, "Reliability sample": 2}
     root, _ = project(export(fresh, tmp_path, "sample.qdpx", scope="sample")[0])
     assert len(root.findall("q:Sources/q:TextSource", NS)) == 2
+
+
+def test_guids_are_uuid5_of_the_study_and_the_row():
+    import uuid
+
+    from coding.export.qdpx import GUIDS, guid
+
+    for parts in [(1, "source", 7), (12, "coding", 99, "label", 0), (3, "code", 4, "k", "v\u00e9")]:
+        assert guid(*parts) == str(uuid.uuid5(GUIDS, "\x1f".join(map(str, parts))))

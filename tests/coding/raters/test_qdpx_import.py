@@ -303,7 +303,7 @@ def test_the_api_exports_a_project_an_owner_downloads_and_imports_elsewhere(
     assert imported.status_code == 202, imported.content
     job = Job.objects.get(pk=imported.json()["id"])
     assert job.status == "done", job.error
-    assert job.result["counts"]["pool: added_to_pool"] == 3
+    assert job.result["counts"]["added_to_pool"] == 3
     assert job.result["codebook"]["action"] == "draft"
 
 
@@ -343,7 +343,7 @@ def test_the_command_exports_and_imports(fresh, tmp_path, capsys):  # noqa: F811
     other = blank("Command study")
     call_command("qdpx", "import", other.slug, str(out))
     said = capsys.readouterr().out
-    assert "pool: added_to_pool: 3" in said and "is a draft" in said
+    assert "Added to the pool: 3" in said and "is a draft" in said
     publish(Codebook.objects.get(study=other).versions.get())
     call_command("qdpx", "import", other.slug, str(out))
     assert "Raters: adjudicated, coder_1, coder_2." in capsys.readouterr().out
