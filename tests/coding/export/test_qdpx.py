@@ -206,5 +206,6 @@ def test_guids_are_uuid5_of_the_study_and_the_row():
 
     from coding.export.qdpx import GUIDS, guid
 
-    for parts in [(1, "source", 7), (12, "coding", 99, "label", 0), (3, "code", 4, "k", "v\u00e9")]:
+    for parts in [(1, "source", 7), (12, "coding", 99, "label", 0),
+                  (3, "code", 4, "k", "v\u00e9")]:
         assert guid(*parts) == str(uuid.uuid5(GUIDS, "\x1f".join(map(str, parts))))
