@@ -93,6 +93,11 @@ SCRIPTS = {
         {"smoke": ["--sizes", "200", "--requests", "2", "--warmups", "0", "--job-runs", "1"]},
         lambda n: ["--sizes", f"1000,{n}"],
         postgresql=True, redis=True, prints="export job: slowest run"),
+    "qdpx": Script(
+        {"smoke": ["--sizes", "200", "--repeat", "1"]},
+        # Issue 41's target names 100,000 items; at 1M the study is built ten times over.
+        lambda n: ["--sizes", str(min(n, 100_000)), "--repeat", "3"],
+        postgresql=True, prints="REFI-QDA schema"),
     "queue": Script(
         {"smoke": ["--items", "500", "--coders", "1,2", "--seconds", "1", "--paced", "2",
                    "--think", "0.1", "--paced-seconds", "2", "--calibration", "1"]},

@@ -8,7 +8,7 @@ from benchmarks import suite
 from tests.benchmarks import test_smoke_served
 from tests.benchmarks.smoke import runs_to_its_end
 
-NAMES = ["agreement", "agreement_report", "export", "export_study", "ingest", "queue",
+NAMES = ["agreement", "agreement_report", "export", "export_study", "ingest", "qdpx", "queue",
          "raters_import", "screening_serve"]
 
 
