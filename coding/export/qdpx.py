@@ -35,17 +35,17 @@ import shutil
 import tempfile
 import uuid
 import zipfile
-from itertools import islice
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+import orjson
 from django.utils.translation import gettext
 
 from coding.access.blinding import OWNER_LEVEL, hidden_fields_for, view_for
 from coding.access.names import pseudonyms
 from coding.codebooks.qdc import NOT_XML, _option_body
 from coding.codebooks.versions import YES_NO
-from coding.export.rows import as_text_column, parse_json
+from coding.export.rows import as_text_column, in_background, parse_json, read_ahead
 from coding.models import Coding, Decision, Item, Question, Rater, RaterCoding
 from coding.models.codebooks import CodebookVersion
 
@@ -84,11 +84,20 @@ def build_qdpx(study, out_path, *, scope="study", roles=OWNER_LEVEL, names=False
 
 
 def guid(*parts):
-    """uuid5(GUIDS, the parts joined), as uuid.uuid5 gives it, without building a UUID
-    object: an export writes several per answer."""
-    digest = hashlib.sha1(_GUIDS_BYTES + "\x1f".join(map(str, parts)).encode()).hexdigest()
+    """uuid5(GUIDS, the parts joined by U+001F): the guid of the row they name."""
+    return guid_of(_SEP.join(map(str, parts)))
+
+
+def guid_of(name):
+    """uuid5(GUIDS, name) as uuid.uuid5 gives it, without building a UUID object: an
+    export writes one or more per answer, so the hot loop passes the joined name itself."""
+    digest = _sha1(_GUIDS_BYTES + name.encode()).hexdigest()
     return (f"{digest[:8]}-{digest[8:12]}-5{digest[13:16]}-"
             f"{_VARIANT[digest[16]]}{digest[17:20]}-{digest[20:32]}")
+
+
+_SEP = "\x1f"
+_sha1 = hashlib.sha1
 
 
 _GUIDS_BYTES = GUIDS.bytes
@@ -175,6 +184,7 @@ class _Codes:
             self.questions[place] = (question, options)
         # Every code's guid, made once: (codebook, key, value or WHOLE): guid.
         self.guids = {}
+        self.kinds = {place: question.kind for place, (question, _o) in self.questions.items()}
         for (codebook, key), (question, options) in self.questions.items():
             self.guids[(codebook, key, WHOLE)] = guid(study.pk, "code", codebook, key)
             for value in options:
@@ -184,9 +194,6 @@ class _Codes:
     def code(self, codebook, key, value=WHOLE):
         return self.guids.get((codebook, key, value))
 
-    def kind(self, codebook, key):
-        known = self.questions.get((codebook, key))
-        return known[0].kind if known else None
 
     def xml(self, out):
         out.write("<CodeBook><Codes>")
@@ -254,20 +261,24 @@ class _Project:
         return (self.scoped().order_by("pk")
                 .annotate(content=as_text_column("snapshot__content"))
                 .values_list("pk", "codebook_id", "round", "in_reliability_sample",
-                             "document__key", "document__kind", "document__url", "content")
-                .iterator(chunk_size=BATCH))
+                             "document__key", "document__kind", "document__url", "content"))
 
     def write(self, archive, tmp, report):
         total = self.items_count() if report else None
         parts = {name: open(tmp / name, "w", encoding="utf-8")
                  for name in ("sources", "notes", "main", "calibration", "sample")}
         try:
-            rows = self.items()
-            while batch := list(islice(rows, BATCH)):
-                self.batch(batch, archive, parts)
-                if report:
-                    report(self.counts["sources"], total,
-                           f"{self.counts['sources']:,} sources written")
+            # On PostgreSQL the items are read a batch ahead on a connection of their own,
+            # and each batch's codings and decisions while the one before is written, so
+            # the database works on the other core (rows.read_ahead, rows.in_background).
+            waiting = None
+            for batch in read_ahead(self.items(), BATCH):
+                fetched = in_background(self.related, [row[0] for row in batch])
+                if waiting is not None:
+                    self.batch(*waiting, archive, parts, report, total)
+                waiting = (batch, fetched)
+            if waiting is not None:
+                self.batch(*waiting, archive, parts, report, total)
         finally:
             for part in parts.values():
                 part.close()
@@ -277,8 +288,9 @@ class _Project:
     def items_count(self):
         return self.scoped().count()
 
-    def batch(self, batch, archive, parts):
-        ids = [row[0] for row in batch]
+    def related(self, ids):
+        """The items' latest coding revisions, raters' answers and current decisions:
+        ({item: [(user, values, evidence, note, time, key)]}, {item: [values, time, key]})."""
         codings = {}
         latest = (Coding.objects.filter(assignment__item_id__in=ids)
                   .order_by("assignment_id", "-revision")
@@ -314,8 +326,15 @@ class _Project:
             value = parse_json(value)
             if value not in (None, "", []):
                 decided.setdefault(item, [{}, at, f"d{pk}"])[0][key] = value
+        return codings, decided
+
+    def batch(self, batch, fetched, archive, parts, report, total):
+        codings, decided = fetched()
         for item, codebook, round, sample, key, kind, url, content in batch:
-            view = view_for(self.study, self.roles, parse_json(content) or {})
+            # Only the content's texts are written, so orjson reads it as it is (a number
+            # past 64 bits, which orjson makes a float, is no text: rows.parse_json's care
+            # is for answers).
+            view = view_for(self.study, self.roles, orjson.loads(content) if content else {})
             body, starts = source_text(view)
             source = guid(self.study.pk, "source", item)
             name = f"sources/{source}.txt"
@@ -330,6 +349,8 @@ class _Project:
             parts[round].write(f"<MemberSource targetGUID={attr(source)}/>")
             if round == Item.Round.MAIN and sample:
                 parts["sample"].write(f"<MemberSource targetGUID={attr(source)}/>")
+        if report:
+            report(self.counts["sources"], total, f"{self.counts['sources']:,} sources written")
 
     def source(self, parts, item, codebook, round, sample, key, kind, url, view, body, starts,
                source, work):
@@ -365,8 +386,10 @@ class _Project:
 
     def selections(self, codebook, values, evidence, body, starts, source, user, at, pk,
                    notes):
-        """The PlainTextSelection elements of one revision's answers: one per question, over
-        its first evidence quote where it has one, else over the whole text."""
+        """The PlainTextSelection elements of one revision's answers: the answers the coder
+        quoted evidence for each over its first quote (named by the question), the rest
+        together over the whole text, each answer's codings by that coder; a number or a
+        free text is a coding of the question's code whose note holds the value."""
         # Guids, keys (slugs), numbers and timestamps need no escaping: written as they are.
         user_guid, study = user[0], self.study.pk
         quotes = {}
@@ -374,12 +397,11 @@ class _Project:
             if isinstance(quote, dict) and quote.get("question") not in quotes:
                 quotes[quote.get("question")] = quote
         by = f' creatingUser="{user_guid}"' + (f' creationDateTime="{when(at)}"' if at else "")
-        whole = f'startPosition="0" endPosition="{len(body)}"'
-        codes = self.codes.guids
+        codes, kinds, whole, found = self.codes.guids, self.codes.kinds, [], 0
         for key, value in values.items():
             if value is None or value == "" or value == []:
                 continue
-            kind = self.codes.kind(codebook, key)
+            kind = kinds.get((codebook, key))
             if kind is None:
                 self.counts["without_code"] += 1
                 continue
@@ -396,25 +418,36 @@ class _Project:
                 chosen.append(codes[(codebook, key, WHOLE)])
             if not chosen:
                 continue
+            parts = []
+            named = f"{study}\x1fcoding\x1f{pk}\x1f{key}\x1f"
+            last = len(chosen) - 1
+            for n, code in enumerate(chosen):
+                if n == last and noted is not None:
+                    note_guid = guid_of(f"{study}\x1fvalue\x1f{pk}\x1f{key}")
+                    self.note(notes, note_guid, user, at, str(noted))
+                    parts.append(f'<Coding guid="{guid_of(named + str(n))}"{by}>'
+                                 f'<CodeRef targetGUID="{code}"/>'
+                                 f'<NoteRef targetGUID="{note_guid}"/></Coding>')
+                else:
+                    parts.append(f'<Coding guid="{guid_of(named + str(n))}"{by}>'
+                                 f'<CodeRef targetGUID="{code}"/></Coding>')
+            self.counts["codings"] += len(chosen)
             quote = quotes.get(key)
             if quote is None:
-                span = whole
-            else:
-                start, end = _span(quote, body, starts)
-                span = f'startPosition="{start}" endPosition="{end}"'
-            parts = [f'<PlainTextSelection guid="{guid(study, "selection", pk, key)}" '
-                     f'name="{key}" {span}{by}>']
-            for n, code in enumerate(chosen):
-                parts.append(f'<Coding guid="{guid(study, "coding", pk, key, n)}"{by}>'
-                             f'<CodeRef targetGUID="{code}"/></Coding>')
-            if noted is not None:
-                note_guid = guid(study, "value", pk, key)
-                self.note(notes, note_guid, user, at, str(noted))
-                parts.append(f'<NoteRef targetGUID="{note_guid}"/>')
-            parts.append("</PlainTextSelection>")
-            self.counts["selections"] += 1
-            self.counts["codings"] += len(chosen)
-            yield "".join(parts)
+                whole.extend(parts)
+                continue
+            start, end = _span(quote, body, starts)
+            found += 1
+            selection = guid_of(f"{study}\x1fselection\x1f{pk}\x1f{key}")
+            yield (f'<PlainTextSelection guid="{selection}" name="{key}" '
+                   f'startPosition="{start}" endPosition="{end}"{by}>'
+                   + "".join(parts) + "</PlainTextSelection>")
+        if whole:
+            found += 1
+            selection = guid_of(f"{study}\x1fselection\x1f{pk}")
+            yield (f'<PlainTextSelection guid="{selection}" startPosition="0" '
+                   f'endPosition="{len(body)}"{by}>' + "".join(whole) + "</PlainTextSelection>")
+        self.counts["selections"] += found
 
     def note(self, notes, note_guid, user, at, body):
         stamp = f" creationDateTime={attr(when(at))}" if at else ""

@@ -93,10 +93,12 @@ def read(path):
                 for selection in source.selections:
                     whole = (selection.start, selection.end) == (0, len(source.text))
                     quote = "" if whole else source.text[selection.start:selection.end]
-                    for code, user, created in selection.codings:
+                    for code, user, created, notes in selection.codings:
+                        # A value's note on the coding (the workbench writes it there), else
+                        # on its selection (where some tools put theirs).
                         found.codings.append((user or source.creating_user, source.key, code,
                                               created, selection.line, quote,
-                                              tuple(selection.notes)))
+                                              notes or tuple(selection.notes)))
                 if len(found.errors) >= MAX_ERRORS:
                     break
             found.users, found.notes = project.users, project.notes

@@ -71,7 +71,7 @@ class Selection:
     start: int
     end: int
     line: int
-    codings: list = field(default_factory=list)  # (code guid, user guid, created text)
+    codings: list = field(default_factory=list)  # (code, user, created, note guids): _coding
     notes: list = field(default_factory=list)  # note guids
 
 
@@ -272,9 +272,11 @@ class Project:
 
 
 def _coding(element):
+    """(code guid, user guid, created, the guids of the coding's own notes)."""
     ref = element.find(Q + "CodeRef")
     return (guid_of(ref, "targetGUID") if ref is not None else "",
-            guid_of(element, "creatingUser"), element.get("creationDateTime") or "")
+            guid_of(element, "creatingUser"), element.get("creationDateTime") or "",
+            tuple(guid_of(note, "targetGUID") for note in element.iterfind(Q + "NoteRef")))
 
 
 def _checked(text, where):

@@ -35,6 +35,10 @@ def schema():
 
 @pytest.fixture
 def fresh(db):
+    return make_fresh()
+
+
+def make_fresh():
     """A blank study: owner, two coders, an adjudicator, three invented papers."""
     owner, cora, cyril, ada = (factories.user(n) for n in ("olga", "cora", "cyril", "ada"))
     study = factories.study("Fresh study", owner=owner)
@@ -143,7 +147,7 @@ def test_each_answer_is_a_coding_of_its_code_by_its_user(fresh, tmp_path):
         for coding in selection.iterfind("q:Coding", NS):
             key, value = codes[coding.find("q:CodeRef", NS).get("targetGUID")]
             if value is None:
-                value = notes[selection.find("q:NoteRef", NS).get("targetGUID")]
+                value = notes[coding.find("q:NoteRef", NS).get("targetGUID")]
             found.add((users[coding.get("creatingUser")], key, value))
     assert found == {
         ("coder_1", "label", "rl_method"), ("coder_1", "scope", "general"),
@@ -209,3 +213,20 @@ def test_guids_are_uuid5_of_the_study_and_the_row():
     for parts in [(1, "source", 7), (12, "coding", 99, "label", 0),
                   (3, "code", 4, "k", "v\u00e9")]:
         assert guid(*parts) == str(uuid.uuid5(GUIDS, "\x1f".join(map(str, parts))))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reading_ahead_on_threads_writes_the_same_bytes_as_reading_in_turn(tmp_path,
+                                                                           monkeypatch):
+    """On PostgreSQL outside a transaction the items and their codings are read on threads
+    of their own (coding.export.rows.read_ahead); inside one, in turn. Same bytes."""
+    from django.db import transaction
+
+    from coding.export import qdpx as module
+
+    monkeypatch.setattr(module, "BATCH", 2)  # several batches, so the pipeline turns
+    study = coded(make_fresh())
+    ahead, _ = export(study, tmp_path, "ahead.qdpx")
+    with transaction.atomic():
+        in_turn, _ = export(study, tmp_path, "in-turn.qdpx")
+    assert ahead.read_bytes() == in_turn.read_bytes()

@@ -176,8 +176,8 @@ def codings_of(path):
     found = set()
     for source in root.iterfind(".//q:TextSource", NS):
         for selection in source.iterfind("q:PlainTextSelection", NS):
-            ref = selection.find("q:NoteRef", NS)
             for coding in selection.iterfind("q:Coding", NS):
+                ref = coding.find("q:NoteRef", NS)
                 found.add((users[coding.get("creatingUser")], source.get("name"),
                            codes[coding.find("q:CodeRef", NS).get("targetGUID")],
                            selection.get("startPosition"), selection.get("endPosition"),
