@@ -16,9 +16,10 @@ fields removed as the reader's roles require) and `project.qde` (QDA-XML 1.0,
   kind, round, whether it is in the reliability sample, and its URL unless blinded.
 - `Sources`: a `TextSource` per item; each answer of a coder's latest revision is a
   `Coding` by that coder on a `PlainTextSelection`: the span of the evidence quote where
-  the coder quoted one for that question, else the whole text. A choice is a coding of
-  its option's code; a number or free-text answer is a coding of the question's code with
-  a note holding the value (`NoteRef`). Coder notes are notes of the source.
+  the coder quoted one for that question, else the revision's one selection of the whole
+  text. A choice is a coding of its option's code; a number or free-text answer is a
+  coding of the question's code with a note holding the value (a `NoteRef` inside the
+  `Coding`). Coder notes are notes of the source.
 - `Sets`: each round and the reliability sample.
 
 Positions count Unicode code points from 0 in the source's text file. GUIDs are uuid5 of
