@@ -95,9 +95,24 @@ def requester_roles(job, study):
 
 @jobs.job_handler("export")
 def run_export(job, report):
-    """Safe to run again after a worker died mid-export.
+    """Safe to run again after a worker died mid-export (stored_export)."""
+    return stored_export(job, lambda study, roles, path: build_bundle(
+        study, path, shapes=job.params["shapes"], fmt=job.params["format"],
+        include_mapping=job.params.get("include_mapping", False), report=report, roles=roles))
 
-    The bundle is built in a local work folder of this run's own (named by the
+
+@jobs.job_handler("export_qdpx")
+def run_qdpx_export(job, report):
+    """As run_export, for a REFI-QDA project: names only for an owner who asked for them."""
+    return stored_export(job, lambda study, roles, path: build_qdpx(
+        study, path, scope=job.params["scope"], roles=roles,
+        names=job.params.get("include_mapping", False), report=report))
+
+
+def stored_export(job, build):
+    """build(study, roles, path) run for the job's requester and its file stored.
+
+    The file is built in a local work folder of this run's own (named by the
     attempt; a killed run's leftovers are cleared first) and stored under its key
     only once complete: locally by a rename, in an object store by an upload whose
     checksum is verified by reading it back. The download link is only offered once
@@ -109,32 +124,11 @@ def run_export(job, report):
     storage.clear_work_folders(f"export-{job.pk}-*")
     work = storage.work_folder(f"export-{job.pk}-{job.attempts}")
     try:
-        summary = build_bundle(study, work / name, shapes=job.params["shapes"],
-                               fmt=job.params["format"],
-                               include_mapping=job.params.get("include_mapping", False),
-                               report=report, roles=roles)
+        summary = build(study, roles, work / name)
+        summary.setdefault("sha256", sha256(work / name))
+        summary.setdefault("withheld", withheld_names(study, roles))
         storage.put(export_key(job), work / name, sha256=summary["sha256"])
     finally:
         storage.clear_work_folders(f"export-{job.pk}-*")
     return {**summary, "filename": name,
-            "download": reverse("export-download", args=[study.slug, job.pk])}
-
-
-@jobs.job_handler("export_qdpx")
-def run_qdpx_export(job, report):
-    """As run_export, for a REFI-QDA project: names only for an owner who asked for them."""
-    study = Study.objects.get(pk=job.params["study"])
-    roles = requester_roles(job, study)
-    name = export_name(job)
-    storage.clear_work_folders(f"export-{job.pk}-*")
-    work = storage.work_folder(f"export-{job.pk}-{job.attempts}")
-    try:
-        summary = build_qdpx(study, work / name, scope=job.params["scope"], roles=roles,
-                             names=job.params.get("include_mapping", False), report=report)
-        digest = sha256(work / name)
-        storage.put(export_key(job), work / name, sha256=digest)
-    finally:
-        storage.clear_work_folders(f"export-{job.pk}-*")
-    return {**summary, "filename": name, "sha256": digest,
-            "withheld": withheld_names(study, roles),
             "download": reverse("export-download", args=[study.slug, job.pk])}

@@ -77,13 +77,17 @@ class Read:
         self.codebook = None
 
 
-def read(path):
-    """The first pass: the whole project checked; QdpxImportError if anything is wrong."""
+def read(path, report=None):
+    """The first pass: the whole project checked; QdpxImportError if anything is wrong.
+    `report(done, total, message)`, a job's, hears every thousandth source."""
     found = Read()
     try:
         with Project(path) as project:
             for source in project:
                 found.sources += 1
+                if report and found.sources % 1000 == 0:
+                    report(found.sources, None, _("%(count)s sources checked") % {
+                        "count": f"{found.sources:,}"})
                 title, abstract, _start = source.title_and_body()
                 try:
                     check_record(DocumentRecord(kind="paper", source="qdpx", key=source.key,
@@ -115,7 +119,7 @@ def read(path):
 def import_qdpx(study, user, path, *, dry_run=False, job=None, report=None):
     """Import the project at `path` into the study; a summary for people and the API."""
     check_open(study)
-    project = read(path)
+    project = read(path, report)
     codes, codebook_result, codebook = _codebook(study, user, project, path, dry_run)
     summary = {"dry_run": dry_run, "sources": project.sources, "codebook": codebook_result,
                "unread": project.unread,
