@@ -369,3 +369,37 @@ def test_the_export_and_import_jobs_run_on_the_worker(celery_worker, client_for,
     job = wait_for_job(Job.objects.get(pk=response.json()["id"]))
     assert job.status == "done", job.error
     assert job.result["sources"] == 2
+
+
+def test_a_coder_who_also_adjudicates_gets_a_blinded_project_and_informed_codings(
+        fresh, tmp_path, client_for, stored_files, django_capture_on_commit_callbacks):  # noqa: F811
+    """A .qdpx is the whole study's codings: for a coder with a second role it is read like
+    any export (rule 8: their later revisions are informed), and blinded like their coding
+    page (rule 2), whatever the second role."""
+    from coding.actions.submit import submit
+    from coding.labeling import queue
+    from coding.models import Coding, OthersWorkRead
+    from workbench.models import Job
+
+    coded(fresh)
+    cora = fresh.people["cora"]
+    factories.member(fresh, cora, Role.ADJUDICATOR)
+    fresh.blinded_fields = ["abstract"]
+    fresh.adjudicators_see_blinded = True  # not for one who codes
+    fresh.save()
+    client = client_for(cora)
+    with django_capture_on_commit_callbacks(execute=True):
+        started = client.post(f"/api/studies/{fresh.slug}/exports/qdpx/", {},
+                              content_type="application/json")
+    job = Job.objects.get(pk=started.json()["id"])
+    assert job.status == "done", job.error
+    assert OthersWorkRead.objects.filter(coder=cora, kind="export", item=None).exists()
+    path = tmp_path / "cora.qdpx"
+    path.write_bytes(b"".join(client.get(job.result["download"]).streaming_content))
+    with zipfile.ZipFile(path) as archive:
+        texts = " ".join(archive.read(n).decode() for n in archive.namelist())
+    assert "group-relative" not in texts and "invented abstract" not in texts.lower()
+    third = fresh.papers[2]
+    coding = submit(queue.assign(third, cora), {"label": "analysis", "size_b": 1,
+                                                "failures": ["none"], "code_released": "no"})
+    assert Coding.objects.get(pk=coding.pk).phase != "independent"
