@@ -237,9 +237,12 @@ class Project:
                     "start": start, "end": end, "name": source.name[:100],
                     "length": f"{len(source.text):,}"})
         selection = Selection(guid_of(element), start, end, self.lines.get(element, 0))
+        made = element.get("creationDateTime") or ""  # a coding without its own time
         for child in element:
             if child.tag == Q + "Coding":
-                selection.codings.append(_coding(child))
+                code, user, created, notes = _coding(child)
+                selection.codings.append((code, user or guid_of(element, "creatingUser"),
+                                          created or made, notes))
             elif child.tag == Q + "NoteRef":
                 selection.notes.append(guid_of(child, "targetGUID"))
         return selection

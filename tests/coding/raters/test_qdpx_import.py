@@ -403,3 +403,58 @@ def test_a_coder_who_also_adjudicates_gets_a_blinded_project_and_informed_coding
     coding = submit(queue.assign(third, cora), {"label": "analysis", "size_b": 1,
                                                 "failures": ["none"], "code_released": "no"})
     assert Coding.objects.get(pk=coding.pk).phase != "independent"
+
+
+# --- other tools' shapes --------------------------------------------------------------
+
+FLAT = """<?xml version="1.0" encoding="UTF-8"?>
+<Project xmlns="urn:QDA-XML:project:1.0" name="Flat codes" origin="Another invented tool">
+ <Users><User guid="a1b2c3d4-0000-4000-8000-000000000001" name="Ines"/>
+  <User guid="a1b2c3d4-0000-4000-8000-000000000002" name="Jon"/></Users>
+ <CodeBook><Codes>
+  <Code guid="c0de0000-0000-4000-8000-000000000001" name="Reward hacking" isCodable="true"/>
+  <Code guid="c0de0000-0000-4000-8000-000000000002" name="Verifier" isCodable="true"/>
+ </Codes></CodeBook>
+ <Sources>
+  <TextSource guid="50000000-0000-4000-8000-000000000001" name="Thread about verifiers">
+   <PlainTextContent>The verifier was gamed \U0001F643 twice before the fix.</PlainTextContent>
+   <PlainTextSelection guid="5e100000-0000-4000-8000-000000000001" startPosition="4"
+     endPosition="12" creatingUser="a1b2c3d4-0000-4000-8000-000000000001"
+     creationDateTime="2026-02-01T09:30:00+02:00">
+    <Coding guid="c1000000-0000-4000-8000-000000000001"
+      creatingUser="a1b2c3d4-0000-4000-8000-000000000001">
+     <CodeRef targetGUID="c0de0000-0000-4000-8000-000000000002"/></Coding>
+   </PlainTextSelection>
+   <Coding guid="c1000000-0000-4000-8000-000000000002"
+     creatingUser="a1b2c3d4-0000-4000-8000-000000000002">
+    <CodeRef targetGUID="c0de0000-0000-4000-8000-000000000001"/></Coding>
+   <NoteRef targetGUID="4e000000-0000-4000-8000-000000000001"/>
+  </TextSource>
+ </Sources>
+ <Notes><Note guid="4e000000-0000-4000-8000-000000000001" name="memo">
+  <PlainTextContent>An invented memo.</PlainTextContent></Note></Notes>
+ <Sets><Set guid="5e700000-0000-4000-8000-000000000001" name="Pilot">
+  <MemberSource targetGUID="50000000-0000-4000-8000-000000000001"/></Set></Sets>
+</Project>"""
+
+
+def test_flat_codes_inline_texts_and_codings_of_a_whole_source(tmp_path, db):
+    """Childless top-level codes become the options of one question; a text inline in the
+    project, a coding directly on a source (the whole text) and times with an offset are
+    read; a selection's evidence counts code points past a character outside the BMP."""
+    path = qdpx(tmp_path / "flat.qdpx", FLAT)
+    study = blank()
+    summary = import_qdpx(study, study.owner, path)
+    question = Codebook.objects.get(study=study).versions.get().questions.get()
+    assert question.key == "codes" and [o.value for o in question.options.all()] == [
+        "reward_hacking", "verifier"]
+    publish(Codebook.objects.get(study=study).versions.get())
+    summary = import_qdpx(study, study.owner, path)
+    assert summary["raters"] == ["ines", "jon"]
+    got = {c.rater.name: (c.value, c.evidence, c.coded_at.isoformat() if c.coded_at else None)
+           for c in RaterCoding.objects.select_related("rater")}
+    assert got == {"ines": (["verifier"], "verifier", "2026-02-01T07:30:00+00:00"),
+                   "jon": (["reward_hacking"], "", None)}
+    item = Item.objects.get(study=study)
+    assert item.snapshot.content["title"] == "Thread about verifiers"
+    assert item.snapshot.content["abstract"].startswith("The verifier was gamed \U0001F643")
