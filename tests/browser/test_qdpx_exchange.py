@@ -16,8 +16,8 @@ from tests.coding.raters.test_qdpx_import import qdpx, tool_project
 pytestmark = pytest.mark.browser
 
 
-def test_a_coded_study_exports_as_a_project_that_validates(page, log_in, live_server, tmp_path,
-                                                          django_db_blocker):
+def test_a_coded_study_exports_as_a_project_that_validates(page, log_in, live_server,
+                                                          tmp_path):
     from coding.labeling import queue
     from ingest.models import Document
 
