@@ -41,6 +41,8 @@ def test_a_coded_study_exports_as_a_project_that_validates(page, log_in, live_se
     coded(study)
     log_in("olive", factories.PASSWORD)
     page.goto(f"{live_server.url}/studies/{study.slug}/export/")
+    page.locator("#qdpx").scroll_into_view_if_needed()
+    page.screenshot(path=os.environ.get("QDPX_EXPORT_SCREENSHOT") or str(tmp_path / "export.png"))
     page.select_option("select[name=scope]", "study")
     page.get_by_role("button", name="Export as .qdpx").click()
     link = page.get_by_role("link", name="Download")
