@@ -161,7 +161,7 @@ def test_a_blank_study_goes_from_the_editor_to_a_pandas_load(team, browser, live
     for shape in owner.locator("input[name=shapes]").all():
         shape.set_checked(shape.get_attribute("value") in ("wide", "decisions", "evidence"))
     with owner.expect_download() as download:
-        owner.get_by_role("button", name="Export").click()
+        owner.get_by_role("button", name="Export", exact=True).click()
     path = tmp_path / "export.zip"
     download.value.save_as(path)
     tables = load(path)
